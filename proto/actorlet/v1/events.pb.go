@@ -1050,12 +1050,14 @@ func (x *SandboxCreated) GetRecovered() bool {
 }
 
 type SandboxFailed struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Attempt       uint32                 `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
-	Message       string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Attempt uint32                 `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Reason  string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	// retry_at: the next attempt waits until then (back-off).
+	RetryAtUnixNano int64 `protobuf:"varint,4,opt,name=retry_at_unix_nano,json=retryAtUnixNano,proto3" json:"retry_at_unix_nano,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SandboxFailed) Reset() {
@@ -1107,6 +1109,13 @@ func (x *SandboxFailed) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *SandboxFailed) GetRetryAtUnixNano() int64 {
+	if x != nil {
+		return x.RetryAtUnixNano
+	}
+	return 0
 }
 
 // SandboxLost: the sandbox stopped or vanished while the pod still wanted it.
@@ -1544,6 +1553,7 @@ type BackOffStarted struct {
 	UntilUnixNano    int64                  `protobuf:"varint,2,opt,name=until_unix_nano,json=untilUnixNano,proto3" json:"until_unix_nano,omitempty"`
 	NextBackoffNanos int64                  `protobuf:"varint,3,opt,name=next_backoff_nanos,json=nextBackoffNanos,proto3" json:"next_backoff_nanos,omitempty"`
 	Reason           string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message          string                 `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -1602,6 +1612,13 @@ func (x *BackOffStarted) GetNextBackoffNanos() int64 {
 func (x *BackOffStarted) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *BackOffStarted) GetMessage() string {
+	if x != nil {
+		return x.Message
 	}
 	return ""
 }
@@ -2093,13 +2110,18 @@ func (x *PodState) GetRunningAtUnixNano() int64 {
 }
 
 type SandboxRecord struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Attempt       uint32                 `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	Id            string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
-	Ip            string                 `protobuf:"bytes,3,opt,name=ip,proto3" json:"ip,omitempty"`
-	Phase         SandboxPhase           `protobuf:"varint,4,opt,name=phase,proto3,enum=actorlet.v1.SandboxPhase" json:"phase,omitempty"`
-	Reason        string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
-	Message       string                 `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Attempt uint32                 `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Id      string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Ip      string                 `protobuf:"bytes,3,opt,name=ip,proto3" json:"ip,omitempty"`
+	Phase   SandboxPhase           `protobuf:"varint,4,opt,name=phase,proto3,enum=actorlet.v1.SandboxPhase" json:"phase,omitempty"`
+	Reason  string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message string                 `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	// created_at: journal time of SandboxCreated (guards against stale runtime views).
+	CreatedAtUnixNano int64 `protobuf:"varint,7,opt,name=created_at_unix_nano,json=createdAtUnixNano,proto3" json:"created_at_unix_nano,omitempty"`
+	RetryAtUnixNano   int64 `protobuf:"varint,8,opt,name=retry_at_unix_nano,json=retryAtUnixNano,proto3" json:"retry_at_unix_nano,omitempty"`
+	// failures: consecutive failed attempts, carried to the next attempt.
+	Failures      uint32 `protobuf:"varint,9,opt,name=failures,proto3" json:"failures,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2176,6 +2198,27 @@ func (x *SandboxRecord) GetMessage() string {
 	return ""
 }
 
+func (x *SandboxRecord) GetCreatedAtUnixNano() int64 {
+	if x != nil {
+		return x.CreatedAtUnixNano
+	}
+	return 0
+}
+
+func (x *SandboxRecord) GetRetryAtUnixNano() int64 {
+	if x != nil {
+		return x.RetryAtUnixNano
+	}
+	return 0
+}
+
+func (x *SandboxRecord) GetFailures() uint32 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
 type ContainerRecord struct {
 	state                protoimpl.MessageState `protogen:"open.v1"`
 	Name                 string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -2197,8 +2240,10 @@ type ContainerRecord struct {
 	LastTermination      *Termination           `protobuf:"bytes,17,opt,name=last_termination,json=lastTermination,proto3" json:"last_termination,omitempty"`
 	DeadIds              []string               `protobuf:"bytes,18,rep,name=dead_ids,json=deadIds,proto3" json:"dead_ids,omitempty"`
 	Failures             uint32                 `protobuf:"varint,19,opt,name=failures,proto3" json:"failures,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// created_at: journal time of ContainerCreated (guards against stale runtime views).
+	CreatedAtUnixNano int64 `protobuf:"varint,20,opt,name=created_at_unix_nano,json=createdAtUnixNano,proto3" json:"created_at_unix_nano,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ContainerRecord) Reset() {
@@ -2364,6 +2409,13 @@ func (x *ContainerRecord) GetFailures() uint32 {
 	return 0
 }
 
+func (x *ContainerRecord) GetCreatedAtUnixNano() int64 {
+	if x != nil {
+		return x.CreatedAtUnixNano
+	}
+	return 0
+}
+
 type Termination struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId        string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
@@ -2516,11 +2568,12 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"sandbox_id\x18\x02 \x01(\tR\tsandboxId\x12\x0e\n" +
 	"\x02ip\x18\x03 \x01(\tR\x02ip\x12\x1c\n" +
-	"\trecovered\x18\x04 \x01(\bR\trecovered\"[\n" +
+	"\trecovered\x18\x04 \x01(\bR\trecovered\"\x88\x01\n" +
 	"\rSandboxFailed\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\rR\aattempt\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"D\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12+\n" +
+	"\x12retry_at_unix_nano\x18\x04 \x01(\x03R\x0fretryAtUnixNano\"D\n" +
 	"\vSandboxLost\x12\x1d\n" +
 	"\n" +
 	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\x12\x16\n" +
@@ -2553,12 +2606,13 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x18\n" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12/\n" +
 	"\x14started_at_unix_nano\x18\a \x01(\x03R\x11startedAtUnixNano\x121\n" +
-	"\x15finished_at_unix_nano\x18\b \x01(\x03R\x12finishedAtUnixNano\"\x92\x01\n" +
+	"\x15finished_at_unix_nano\x18\b \x01(\x03R\x12finishedAtUnixNano\"\xac\x01\n" +
 	"\x0eBackOffStarted\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
 	"\x0funtil_unix_nano\x18\x02 \x01(\x03R\runtilUnixNano\x12,\n" +
 	"\x12next_backoff_nanos\x18\x03 \x01(\x03R\x10nextBackoffNanos\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"c\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"c\n" +
 	"\x10ContainerRemoved\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12!\n" +
@@ -2607,14 +2661,17 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x14running_at_unix_nano\x18\x14 \x01(\x03R\x11runningAtUnixNano\x1a[\n" +
 	"\x0fContainersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
-	"\x05value\x18\x02 \x01(\v2\x1c.actorlet.v1.ContainerRecordR\x05value:\x028\x01\"\xac\x01\n" +
+	"\x05value\x18\x02 \x01(\v2\x1c.actorlet.v1.ContainerRecordR\x05value:\x028\x01\"\xa6\x02\n" +
 	"\rSandboxRecord\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\rR\aattempt\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x0e\n" +
 	"\x02ip\x18\x03 \x01(\tR\x02ip\x12/\n" +
 	"\x05phase\x18\x04 \x01(\x0e2\x19.actorlet.v1.SandboxPhaseR\x05phase\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x18\n" +
-	"\amessage\x18\x06 \x01(\tR\amessage\"\xcf\x05\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\x12/\n" +
+	"\x14created_at_unix_nano\x18\a \x01(\x03R\x11createdAtUnixNano\x12+\n" +
+	"\x12retry_at_unix_nano\x18\b \x01(\x03R\x0fretryAtUnixNano\x12\x1a\n" +
+	"\bfailures\x18\t \x01(\rR\bfailures\"\x80\x06\n" +
 	"\x0fContainerRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x0e\n" +
@@ -2635,7 +2692,8 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x0epulled_attempt\x18\x10 \x01(\rR\rpulledAttempt\x12C\n" +
 	"\x10last_termination\x18\x11 \x01(\v2\x18.actorlet.v1.TerminationR\x0flastTermination\x12\x19\n" +
 	"\bdead_ids\x18\x12 \x03(\tR\adeadIds\x12\x1a\n" +
-	"\bfailures\x18\x13 \x01(\rR\bfailures\"\xe3\x01\n" +
+	"\bfailures\x18\x13 \x01(\rR\bfailures\x12/\n" +
+	"\x14created_at_unix_nano\x18\x14 \x01(\x03R\x11createdAtUnixNano\"\xe3\x01\n" +
 	"\vTermination\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x1b\n" +
 	"\texit_code\x18\x02 \x01(\x05R\bexitCode\x12\x16\n" +

@@ -182,9 +182,11 @@ type RuntimeObserved struct {
 	Sandboxes  []*ObservedSandbox     `protobuf:"bytes,2,rep,name=sandboxes,proto3" json:"sandboxes,omitempty"`
 	Containers []*ObservedContainer   `protobuf:"bytes,3,rep,name=containers,proto3" json:"containers,omitempty"`
 	// complete is false when the list call failed; such a view adopts but never forgets.
-	Complete      bool `protobuf:"varint,4,opt,name=complete,proto3" json:"complete,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Complete bool `protobuf:"varint,4,opt,name=complete,proto3" json:"complete,omitempty"`
+	// listed_at: when the list call started; objects created after it may be missing from the view.
+	ListedAtUnixNano int64 `protobuf:"varint,5,opt,name=listed_at_unix_nano,json=listedAtUnixNano,proto3" json:"listed_at_unix_nano,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *RuntimeObserved) Reset() {
@@ -243,6 +245,13 @@ func (x *RuntimeObserved) GetComplete() bool {
 		return x.Complete
 	}
 	return false
+}
+
+func (x *RuntimeObserved) GetListedAtUnixNano() int64 {
+	if x != nil {
+		return x.ListedAtUnixNano
+	}
+	return 0
 }
 
 type ObservedSandbox struct {
@@ -483,14 +492,19 @@ type EffectResult struct {
 	Ip       string `protobuf:"bytes,3,opt,name=ip,proto3" json:"ip,omitempty"`
 	ImageRef string `protobuf:"bytes,4,opt,name=image_ref,json=imageRef,proto3" json:"image_ref,omitempty"`
 	// Set on failure.
-	ErrorKind     string `protobuf:"bytes,5,opt,name=error_kind,json=errorKind,proto3" json:"error_kind,omitempty"`
-	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
-	Message       string `protobuf:"bytes,7,opt,name=message,proto3" json:"message,omitempty"`
-	Failed        bool   `protobuf:"varint,8,opt,name=failed,proto3" json:"failed,omitempty"`
-	Container     string `protobuf:"bytes,9,opt,name=container,proto3" json:"container,omitempty"`
-	Attempt       uint32 `protobuf:"varint,10,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ErrorKind string `protobuf:"bytes,5,opt,name=error_kind,json=errorKind,proto3" json:"error_kind,omitempty"`
+	Reason    string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message   string `protobuf:"bytes,7,opt,name=message,proto3" json:"message,omitempty"`
+	Failed    bool   `protobuf:"varint,8,opt,name=failed,proto3" json:"failed,omitempty"`
+	Container string `protobuf:"bytes,9,opt,name=container,proto3" json:"container,omitempty"`
+	Attempt   uint32 `protobuf:"varint,10,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// For StopContainer: the container's final state as the runtime reports it.
+	ExitCode           int32  `protobuf:"varint,11,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	StartedAtUnixNano  int64  `protobuf:"varint,12,opt,name=started_at_unix_nano,json=startedAtUnixNano,proto3" json:"started_at_unix_nano,omitempty"`
+	FinishedAtUnixNano int64  `protobuf:"varint,13,opt,name=finished_at_unix_nano,json=finishedAtUnixNano,proto3" json:"finished_at_unix_nano,omitempty"`
+	ExitReason         string `protobuf:"bytes,14,opt,name=exit_reason,json=exitReason,proto3" json:"exit_reason,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *EffectResult) Reset() {
@@ -593,6 +607,34 @@ func (x *EffectResult) GetAttempt() uint32 {
 	return 0
 }
 
+func (x *EffectResult) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *EffectResult) GetStartedAtUnixNano() int64 {
+	if x != nil {
+		return x.StartedAtUnixNano
+	}
+	return 0
+}
+
+func (x *EffectResult) GetFinishedAtUnixNano() int64 {
+	if x != nil {
+		return x.FinishedAtUnixNano
+	}
+	return 0
+}
+
+func (x *EffectResult) GetExitReason() string {
+	if x != nil {
+		return x.ExitReason
+	}
+	return ""
+}
+
 var File_actorlet_v1_messages_proto protoreflect.FileDescriptor
 
 const file_actorlet_v1_messages_proto_rawDesc = "" +
@@ -603,14 +645,15 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\"&\n" +
 	"\fPodUndesired\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xc2\x01\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xf1\x01\n" +
 	"\x0fRuntimeObserved\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12:\n" +
 	"\tsandboxes\x18\x02 \x03(\v2\x1c.actorlet.v1.ObservedSandboxR\tsandboxes\x12>\n" +
 	"\n" +
 	"containers\x18\x03 \x03(\v2\x1e.actorlet.v1.ObservedContainerR\n" +
 	"containers\x12\x1a\n" +
-	"\bcomplete\x18\x04 \x01(\bR\bcomplete\"a\n" +
+	"\bcomplete\x18\x04 \x01(\bR\bcomplete\x12-\n" +
+	"\x13listed_at_unix_nano\x18\x05 \x01(\x03R\x10listedAtUnixNano\"a\n" +
 	"\x0fObservedSandbox\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x14\n" +
@@ -630,7 +673,7 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\x15finished_at_unix_nano\x18\n" +
 	" \x01(\x03R\x12finishedAtUnixNano\x12\x1b\n" +
 	"\timage_ref\x18\v \x01(\tR\bimageRef\"\x06\n" +
-	"\x04Tick\"\xfe\x01\n" +
+	"\x04Tick\"\xa0\x03\n" +
 	"\fEffectResult\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x0e\n" +
@@ -643,7 +686,12 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\x06failed\x18\b \x01(\bR\x06failed\x12\x1c\n" +
 	"\tcontainer\x18\t \x01(\tR\tcontainer\x12\x18\n" +
 	"\aattempt\x18\n" +
-	" \x01(\rR\aattempt*f\n" +
+	" \x01(\rR\aattempt\x12\x1b\n" +
+	"\texit_code\x18\v \x01(\x05R\bexitCode\x12/\n" +
+	"\x14started_at_unix_nano\x18\f \x01(\x03R\x11startedAtUnixNano\x121\n" +
+	"\x15finished_at_unix_nano\x18\r \x01(\x03R\x12finishedAtUnixNano\x12\x1f\n" +
+	"\vexit_reason\x18\x0e \x01(\tR\n" +
+	"exitReason*f\n" +
 	"\rObservedState\x12\x14\n" +
 	"\x10OBSERVED_UNKNOWN\x10\x00\x12\x14\n" +
 	"\x10OBSERVED_CREATED\x10\x01\x12\x14\n" +

@@ -1,0 +1,41 @@
+// Package lifecycle is the pure core of actorlet's pod lifecycle.
+//
+// It decides, for one pod, what happened and what to do next, and it does no
+// I/O: it imports neither protoactor, the CRI client nor bbolt, reads no clock
+// (time comes in as an argument) and keeps no hidden state. Three functions
+// make it up:
+//
+//	Apply(state, envelope)            // fold one journaled event into the state
+//	Decide(state, input, now) Decision // events to journal, effects to carry out
+//	Status(state, env) corev1.PodStatus
+//
+// Apply is used both live and on replay, so replaying a pod's journal rebuilds
+// exactly the state the live run had. Decide works on a copy: its Decision
+// holds the journal envelopes to append, the state after them, and the effects
+// still outstanding in that state. The caller (a PodActor) appends the events,
+// and only once they are durable adopts the new state and carries out the
+// effects.
+//
+// Effects are derived from the state, not from the last event
+// (level-triggered): after a replay, Decide with a Tick yields exactly the
+// effects that were still outstanding. Every effect is idempotent, keyed by
+// Effect.Key, and the caller runs at most one effect per key at a time.
+//
+// # Write-ahead intents
+//
+// Before a sandbox or a container is created, Decide records the intent
+// (SandboxRequested{attempt}, ContainerRequested{name, attempt}); the effect
+// carries the attempt, which the runtime object gets in its metadata. A
+// runtime view (RuntimeObserved) showing an object with that attempt adopts it;
+// an object that no record explains is stray and is stopped and removed. So
+// a crash between intent and result never creates a second sandbox or starts a
+// container twice.
+//
+// # One pod's timeline
+//
+//	PodAccepted ─► SandboxRequested(n) ─► SandboxCreated(n)
+//	   ─► [ImagePulled] ─► ContainerRequested(c,k) ─► ContainerCreated ─► ContainerStarted
+//	   ─► ContainerExited ─► BackOffStarted ─► ContainerRequested(c,k+1) ...
+//	PodTerminating ─► (StopContainer…) ContainerExited ─► SandboxStopped ─► SandboxRemoved
+//	   ─► PodTerminated ─► PodRemoved
+package lifecycle

@@ -1,0 +1,275 @@
+package lifecycle
+
+import (
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// plan records the next intents (as events) and returns the effects
+// outstanding in the state. Decide calls it until it records nothing new.
+func (d *decider) plan() []Effect {
+	p := d.s.P
+	if p.Removed {
+		return nil
+	}
+	var fx effects
+	d.strays(&fx)
+	switch {
+	case p.Terminating || (d.s.Pod == nil && !p.Rejected):
+		d.planTermination(&fx)
+	case p.Rejected:
+		// Never started: nothing to run or tear down.
+	default:
+		d.planRun(&fx)
+	}
+	if !fx.timer.IsZero() {
+		fx.list = append(fx.list, ArmTimer{At: fx.timer})
+	}
+	return fx.list
+}
+
+type effects struct {
+	list  []Effect
+	timer time.Time
+}
+
+func (f *effects) add(e Effect) { f.list = append(f.list, e) }
+
+func (f *effects) wakeAt(t time.Time) {
+	if f.timer.IsZero() || t.Before(f.timer) {
+		f.timer = t
+	}
+}
+
+// planRun drives an accepted pod towards running all its containers.
+func (d *decider) planRun(fx *effects) {
+	p := d.s.P
+	d.retireOldSandboxes(fx)
+	cur := p.Sandbox
+	switch {
+	case cur == nil:
+		d.requestSandbox()
+		return
+	case cur.Phase == pb.SandboxPhase_SANDBOX_REQUESTED:
+		fx.add(RunSandbox{Attempt: cur.Attempt})
+		return
+	case cur.Phase == pb.SandboxPhase_SANDBOX_FAILED:
+		// Lost or failed: stop what still runs in it, then a new attempt.
+		if d.stopLive(fx, d.cfg.OrphanGrace) {
+			return
+		}
+		if retry := time.Unix(0, cur.RetryAtUnixNano); cur.RetryAtUnixNano != 0 && retry.After(d.now) {
+			fx.wakeAt(retry)
+			return
+		}
+		d.requestSandbox()
+		return
+	case cur.Phase != pb.SandboxPhase_SANDBOX_READY:
+		return // stopped: the pod has finished
+	}
+	if phase := computePhase(d.s, d.now); phase == corev1.PodSucceeded || phase == corev1.PodFailed {
+		fx.add(StopSandbox{ID: cur.Id})
+		return
+	}
+	for i := range d.s.Pod.Spec.Containers {
+		d.planContainer(fx, &d.s.Pod.Spec.Containers[i], cur)
+	}
+	d.collectDead(fx)
+}
+
+func (d *decider) planContainer(fx *effects, spec *corev1.Container, sb *pb.SandboxRecord) {
+	r := d.s.P.Containers[spec.Name]
+	if r == nil {
+		r = &pb.ContainerRecord{Name: spec.Name}
+	}
+	switch r.Phase {
+	case pb.ContainerPhase_CONTAINER_REQUESTED:
+		fx.add(CreateContainer{Name: r.Name, Attempt: r.Attempt, SandboxID: sb.Id})
+		return
+	case pb.ContainerPhase_CONTAINER_CREATED:
+		fx.add(StartContainer{Name: r.Name, Attempt: r.Attempt, ID: r.Id})
+		return
+	case pb.ContainerPhase_CONTAINER_RUNNING:
+		return
+	case pb.ContainerPhase_CONTAINER_EXITED:
+		if !d.restartWanted(r) {
+			return
+		}
+	}
+	// NONE, FAILED, or EXITED and to be restarted: the next attempt, once
+	// any back-off has passed and the image is there.
+	if until := time.Unix(0, r.BackoffUntilUnixNano); r.BackoffUntilUnixNano != 0 && until.After(d.now) {
+		fx.wakeAt(until)
+		return
+	}
+	next := d.nextContainerAttempt(r)
+	if r.PulledAttempt != next {
+		fx.add(PullImage{Container: r.Name, Attempt: next, Image: spec.Image, Policy: spec.ImagePullPolicy})
+		return
+	}
+	d.emit(&pb.Event{Kind: &pb.Event_ContainerRequested{ContainerRequested: &pb.ContainerRequested{
+		Name: r.Name, Attempt: next}}})
+}
+
+// nextContainerAttempt is above every attempt of that container the journal
+// or the runtime has seen, so a new attempt never collides with an old one.
+func (d *decider) nextContainerAttempt(r *pb.ContainerRecord) uint32 {
+	next := r.Attempt + 1
+	for _, c := range d.s.Observed.GetContainers() {
+		if c.Name == r.Name && c.Attempt >= next {
+			next = c.Attempt + 1
+		}
+	}
+	return next
+}
+
+func (d *decider) requestSandbox() {
+	next := d.s.P.SandboxAttempt + 1
+	for _, sb := range d.s.Observed.GetSandboxes() {
+		if sb.Attempt >= next {
+			next = sb.Attempt + 1
+		}
+	}
+	d.emit(&pb.Event{Kind: &pb.Event_SandboxRequested{SandboxRequested: &pb.SandboxRequested{Attempt: next}}})
+}
+
+// stopLive adds a StopContainer for every container that may still run and
+// reports whether there was any.
+func (d *decider) stopLive(fx *effects, grace time.Duration) bool {
+	live := false
+	for _, name := range d.recordNames() {
+		r := d.s.P.Containers[name]
+		if r.Id != "" && (r.Phase == pb.ContainerPhase_CONTAINER_CREATED || r.Phase == pb.ContainerPhase_CONTAINER_RUNNING) {
+			fx.add(StopContainer{Name: r.Name, Attempt: r.Attempt, ID: r.Id, Grace: grace})
+			live = true
+		}
+	}
+	return live
+}
+
+// retireOldSandboxes stops and removes sandboxes of earlier attempts.
+func (d *decider) retireOldSandboxes(fx *effects) {
+	for _, sb := range d.s.P.OldSandboxes {
+		d.retire(fx, sb)
+	}
+}
+
+func (d *decider) retire(fx *effects, sb *pb.SandboxRecord) {
+	switch sb.Phase {
+	case pb.SandboxPhase_SANDBOX_READY, pb.SandboxPhase_SANDBOX_FAILED:
+		if sb.Id != "" {
+			fx.add(StopSandbox{ID: sb.Id})
+		}
+	case pb.SandboxPhase_SANDBOX_STOPPED:
+		fx.add(RemoveSandbox{ID: sb.Id})
+	}
+}
+
+// collectDead removes exited containers beyond the ones kept for inspection.
+func (d *decider) collectDead(fx *effects) {
+	for _, name := range d.recordNames() {
+		r := d.s.P.Containers[name]
+		if extra := len(r.DeadIds) - d.cfg.KeepDeadContainers; extra > 0 {
+			for _, id := range r.DeadIds[:extra] {
+				fx.add(RemoveContainer{Name: name, ID: id})
+			}
+		}
+	}
+}
+
+// planTermination tears the pod down: containers, then sandboxes, then the
+// pod's own records. Pods without a spec (orphans) take the same path.
+func (d *decider) planTermination(fx *effects) {
+	p := d.s.P
+	if !p.Terminating {
+		if d.observedObjects() == 0 {
+			return // an orphan stream with nothing left in the runtime
+		}
+		d.terminate("Orphaned", d.cfg.OrphanGrace)
+	}
+	if p.Terminated {
+		d.emit(&pb.Event{Kind: &pb.Event_PodRemoved{PodRemoved: &pb.PodRemoved{}}})
+		return
+	}
+	if cur := p.Sandbox; cur != nil && cur.Phase == pb.SandboxPhase_SANDBOX_REQUESTED {
+		// The create may be in flight or done: finish it, then tear it down.
+		fx.add(RunSandbox{Attempt: cur.Attempt})
+		return
+	}
+	grace := time.Duration(p.TerminationDeadlineUnixNano - d.now.UnixNano())
+	if d.stopLive(fx, max(grace, 0)) {
+		return
+	}
+	pending := false
+	for _, sb := range d.s.sandboxes() {
+		if sb.Id != "" && sb.Phase != pb.SandboxPhase_SANDBOX_REMOVED {
+			d.retire(fx, sb)
+			pending = true
+		}
+	}
+	if pending || d.strayCount > 0 {
+		return
+	}
+	d.emit(&pb.Event{Kind: &pb.Event_PodTerminated{PodTerminated: &pb.PodTerminated{
+		Phase: string(terminalPhase(d.s))}}})
+	d.emit(&pb.Event{Kind: &pb.Event_PodRemoved{PodRemoved: &pb.PodRemoved{}}})
+}
+
+func (d *decider) observedObjects() int {
+	return len(d.s.Observed.GetSandboxes()) + len(d.s.Observed.GetContainers())
+}
+
+// strays adds effects that stop and remove runtime objects carrying the pod's
+// UID that no record explains (leftovers of a lost journal, or of an attempt
+// whose intent was superseded), and counts them in d.strayCount.
+func (d *decider) strays(fx *effects) {
+	d.strayCount = 0
+	obs := d.s.Observed
+	if obs == nil {
+		return
+	}
+	known := map[string]bool{}
+	removed := map[string]bool{}
+	for _, sb := range d.s.sandboxes() {
+		if sb.Id != "" {
+			known[sb.Id] = true
+			if sb.Phase == pb.SandboxPhase_SANDBOX_REMOVED {
+				removed[sb.Id] = true
+			}
+		}
+	}
+	for _, sb := range obs.GetSandboxes() {
+		if known[sb.Id] {
+			continue
+		}
+		if cur := d.s.P.Sandbox; cur != nil && cur.Phase == pb.SandboxPhase_SANDBOX_REQUESTED && cur.Attempt == sb.Attempt {
+			continue // about to be adopted
+		}
+		d.strayCount++
+		if sb.Ready {
+			fx.add(StopSandbox{ID: sb.Id})
+		} else {
+			fx.add(RemoveSandbox{ID: sb.Id})
+		}
+	}
+	for _, c := range obs.GetContainers() {
+		if !known[c.SandboxId] || removed[c.SandboxId] {
+			continue // goes with its sandbox
+		}
+		r := d.s.P.Containers[c.Name]
+		if r != nil && (r.Id == c.Id || slices.Contains(r.DeadIds, c.Id) ||
+			(r.Phase == pb.ContainerPhase_CONTAINER_REQUESTED && r.Attempt == c.Attempt)) {
+			continue
+		}
+		d.strayCount++
+		if c.State == pb.ObservedState_OBSERVED_RUNNING || c.State == pb.ObservedState_OBSERVED_CREATED {
+			fx.add(StopContainer{Name: c.Name, Attempt: c.Attempt, ID: c.Id, Grace: d.cfg.OrphanGrace})
+		} else {
+			fx.add(RemoveContainer{Name: c.Name, ID: c.Id})
+		}
+	}
+}

@@ -1,0 +1,249 @@
+package lifecycle_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	corev1 "k8s.io/api/core/v1"
+	"pgregory.net/rapid"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// model is a naive runtime that carries out the core's effects, so that the
+// property test drives the core through realistic histories, including
+// crashes that lose everything but the journal.
+type model struct {
+	t          *rapid.T
+	nextID     int
+	sandboxes  map[string]*pb.ObservedSandbox
+	containers map[string]*pb.ObservedContainer
+	started    map[string]int // container id -> StartContainer calls that took effect
+}
+
+func (m *model) id(prefix string) string { m.nextID++; return fmt.Sprintf("%s%d", prefix, m.nextID) }
+
+func (m *model) view(now time.Time) *pb.RuntimeObserved {
+	obs := &pb.RuntimeObserved{PodUid: "uid-1", Complete: true, ListedAtUnixNano: now.UnixNano()}
+	for _, id := range sortedKeys(m.sandboxes) {
+		obs.Sandboxes = append(obs.Sandboxes, proto.Clone(m.sandboxes[id]).(*pb.ObservedSandbox))
+	}
+	for _, id := range sortedKeys(m.containers) {
+		obs.Containers = append(obs.Containers, proto.Clone(m.containers[id]).(*pb.ObservedContainer))
+	}
+	return obs
+}
+
+// do carries out one effect, idempotently as actorlet's ContainerActor does.
+func (m *model) do(e lifecycle.Effect, now time.Time) *pb.EffectResult {
+	res := &pb.EffectResult{Key: e.Key()}
+	switch e := e.(type) {
+	case lifecycle.RunSandbox:
+		for _, sb := range m.sandboxes {
+			if sb.Attempt == e.Attempt {
+				res.Id, res.Ip = sb.Id, sb.Ip
+				return res
+			}
+		}
+		sb := &pb.ObservedSandbox{Id: m.id("sb"), Attempt: e.Attempt, Ready: true, Ip: "10.0.0.1"}
+		m.sandboxes[sb.Id] = sb
+		res.Id, res.Ip = sb.Id, sb.Ip
+	case lifecycle.PullImage:
+		res.ImageRef = "sha256:img"
+	case lifecycle.CreateContainer:
+		for _, c := range m.containers {
+			if c.Name == e.Name && c.Attempt == e.Attempt && c.SandboxId == e.SandboxID {
+				res.Id = c.Id
+				return res
+			}
+		}
+		if sb := m.sandboxes[e.SandboxID]; sb == nil || !sb.Ready {
+			res.Failed, res.Reason = true, "CreateContainerError"
+			return res
+		}
+		c := &pb.ObservedContainer{Id: m.id("c"), SandboxId: e.SandboxID, Name: e.Name, Attempt: e.Attempt,
+			State: pb.ObservedState_OBSERVED_CREATED}
+		m.containers[c.Id] = c
+		res.Id = c.Id
+	case lifecycle.StartContainer:
+		c := m.containers[e.ID]
+		if c == nil {
+			res.Failed, res.Reason = true, "RunContainerError"
+			return res
+		}
+		if c.State != pb.ObservedState_OBSERVED_CREATED { // started before: report it, as ContainerActor does
+			res.StartedAtUnixNano = c.StartedAtUnixNano
+			return res
+		}
+		m.started[c.Id]++
+		c.State = pb.ObservedState_OBSERVED_RUNNING
+		c.StartedAtUnixNano = now.UnixNano()
+		res.StartedAtUnixNano = c.StartedAtUnixNano
+	case lifecycle.StopContainer:
+		if c := m.containers[e.ID]; c != nil {
+			m.exit(c, 0, now)
+			res.ExitCode, res.StartedAtUnixNano, res.FinishedAtUnixNano = c.ExitCode, c.StartedAtUnixNano, c.FinishedAtUnixNano
+		}
+	case lifecycle.RemoveContainer:
+		delete(m.containers, e.ID)
+	case lifecycle.StopSandbox:
+		if sb := m.sandboxes[e.ID]; sb != nil {
+			sb.Ready = false
+			for _, c := range m.containers {
+				if c.SandboxId == e.ID {
+					m.exit(c, 137, now)
+				}
+			}
+		}
+	case lifecycle.RemoveSandbox:
+		delete(m.sandboxes, e.ID)
+		for id, c := range m.containers {
+			if c.SandboxId == e.ID {
+				delete(m.containers, id)
+			}
+		}
+	}
+	return res
+}
+
+func (m *model) exit(c *pb.ObservedContainer, code int32, now time.Time) {
+	if c.State == pb.ObservedState_OBSERVED_EXITED {
+		return
+	}
+	c.State = pb.ObservedState_OBSERVED_EXITED
+	c.ExitCode = code
+	c.FinishedAtUnixNano = now.UnixNano()
+}
+
+func (m *model) check(t *rapid.T) {
+	ready := 0
+	for _, sb := range m.sandboxes {
+		if sb.Ready {
+			ready++
+		}
+	}
+	if ready > 1 {
+		t.Fatalf("%d ready sandboxes for one pod", ready)
+	}
+	for id, n := range m.started {
+		if n > 1 {
+			t.Fatalf("container %s started %d times", id, n)
+		}
+	}
+	running := map[string]int{}
+	for _, c := range m.containers {
+		if c.State == pb.ObservedState_OBSERVED_RUNNING {
+			running[c.Name]++
+			if running[c.Name] > 1 {
+				t.Fatalf("two running instances of container %s", c.Name)
+			}
+		}
+	}
+}
+
+// TestReplayRebuildsState drives a pod through random histories (effects done
+// in random order, lost, repeated; exits; crashes; removal) and checks after
+// every step that replaying the journal gives exactly the live state, that
+// sequence numbers have no gaps, and that the runtime never holds two ready
+// sandboxes or a container started twice.
+func TestReplayRebuildsState(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := lifecycle.DefaultConfig()
+		now := t0
+		m := &model{t: t, sandboxes: map[string]*pb.ObservedSandbox{}, containers: map[string]*pb.ObservedContainer{}, started: map[string]int{}}
+		state := lifecycle.NewState("uid-1")
+		var journal []*pb.Envelope
+		var pending []lifecycle.Effect
+
+		policy := rapid.SampledFrom([]corev1.RestartPolicy{corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever}).Draw(t, "policy")
+		pod := &corev1.Pod{}
+		pod.Name, pod.Namespace, pod.UID = "p", "default", "uid-1"
+		pod.Spec.RestartPolicy = policy
+		for i := range rapid.IntRange(1, 3).Draw(t, "containers") {
+			pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: fmt.Sprintf("c%d", i), Image: "img:1"})
+		}
+		podJSON, _ := jsonMarshal(pod)
+
+		step := func(in lifecycle.Input) {
+			dec := cfg.Decide(state, in, now)
+			for _, env := range dec.Events {
+				if want := uint64(len(journal) + 1); env.Seq != want {
+					t.Fatalf("event seq %d, want %d", env.Seq, want)
+				}
+				journal = append(journal, env)
+			}
+			state = dec.State
+			pending = dec.Effects
+			replayed := lifecycle.NewState("uid-1")
+			for _, env := range journal {
+				lifecycle.Apply(replayed, env)
+			}
+			if !proto.Equal(replayed.P, state.P) {
+				t.Fatalf("replayed state differs from live state:\nlive:   %v\nreplay: %v", state.P, replayed.P)
+			}
+		}
+
+		step(&pb.PodDesired{PodJson: podJSON, Source: "file"})
+		for range rapid.IntRange(1, 80).Draw(t, "steps") {
+			switch rapid.IntRange(0, 9).Draw(t, "action") {
+			case 0, 1, 2, 3: // carry out one outstanding effect
+				var work []lifecycle.Effect
+				for _, e := range pending {
+					if _, ok := e.(lifecycle.ArmTimer); !ok {
+						work = append(work, e)
+					}
+				}
+				if len(work) == 0 {
+					continue
+				}
+				e := work[rapid.IntRange(0, len(work)-1).Draw(t, "effect")]
+				res := m.do(e, now)
+				if rapid.Bool().Draw(t, "result lost") {
+					continue // a crash before the result was seen
+				}
+				step(res)
+			case 4: // the runtime lists the pod
+				step(m.view(now))
+			case 5: // a running container exits
+				for _, id := range sortedKeys(m.containers) {
+					if c := m.containers[id]; c.State == pb.ObservedState_OBSERVED_RUNNING {
+						m.exit(c, int32(rapid.IntRange(0, 2).Draw(t, "code")), now)
+						break
+					}
+				}
+			case 6: // time passes
+				now = now.Add(time.Duration(rapid.IntRange(1, 400).Draw(t, "secs")) * time.Second)
+				step(&pb.Tick{})
+			case 7: // kill -9: only the journal survives, then recovery lists the runtime
+				state = lifecycle.NewState("uid-1")
+				for _, env := range journal {
+					lifecycle.Apply(state, env)
+				}
+				step(m.view(now))
+			case 8:
+				if rapid.IntRange(0, 5).Draw(t, "remove?") == 0 {
+					step(&pb.PodUndesired{Reason: "Removed"})
+				}
+			case 9:
+				step(&pb.Tick{})
+			}
+			m.check(t)
+		}
+	})
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}

@@ -1,0 +1,93 @@
+package lifecycle
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// State is one pod as the core knows it: the journaled fold (P), the decoded
+// spec (Pod, derived from P.PodJson), and the newest runtime view (Observed),
+// which is not journaled and is empty after a replay until the runtime is
+// listed again.
+type State struct {
+	P        *pb.PodState
+	Pod      *corev1.Pod
+	Observed *pb.RuntimeObserved
+}
+
+// NewState returns the empty state of the pod with the given UID.
+func NewState(uid string) *State {
+	return &State{P: &pb.PodState{Uid: uid, Containers: map[string]*pb.ContainerRecord{}}}
+}
+
+// FromSnapshot rebuilds a state from a snapshot's PodState.
+func FromSnapshot(ps *pb.PodState) (*State, error) {
+	s := &State{P: proto.Clone(ps).(*pb.PodState)}
+	if s.P.Containers == nil {
+		s.P.Containers = map[string]*pb.ContainerRecord{}
+	}
+	if len(s.P.PodJson) > 0 {
+		pod, err := DecodePod(s.P.PodJson)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot of pod %s: %w", ps.GetUid(), err)
+		}
+		s.Pod = pod
+	}
+	return s, nil
+}
+
+// Clone returns a deep copy. The decoded Pod is shared: it is never mutated.
+func (s *State) Clone() *State {
+	return &State{P: proto.Clone(s.P).(*pb.PodState), Pod: s.Pod, Observed: s.Observed}
+}
+
+// UID is the pod's UID.
+func (s *State) UID() string { return s.P.GetUid() }
+
+// Accepted reports whether the node took the pod (it has a spec and was not rejected).
+func (s *State) Accepted() bool { return s.Pod != nil && !s.P.Rejected }
+
+// Done reports whether nothing is left to do for the pod: it was removed, or
+// it was rejected without ever creating anything.
+func (s *State) Done() bool {
+	return s.P.Removed || (s.P.Rejected && s.P.SandboxAttempt == 0)
+}
+
+// DecodePod decodes a journaled pod.
+func DecodePod(b []byte) (*corev1.Pod, error) {
+	pod := &corev1.Pod{}
+	if err := json.Unmarshal(b, pod); err != nil {
+		return nil, fmt.Errorf("decode pod spec: %w", err)
+	}
+	return pod, nil
+}
+
+func (s *State) container(name string) *pb.ContainerRecord {
+	r := s.P.Containers[name]
+	if r == nil {
+		if s.P.Containers == nil {
+			s.P.Containers = map[string]*pb.ContainerRecord{}
+		}
+		r = &pb.ContainerRecord{Name: name}
+		s.P.Containers[name] = r
+	}
+	return r
+}
+
+// specContainer returns the spec of the named app container.
+func (s *State) specContainer(name string) *corev1.Container {
+	if s.Pod == nil {
+		return nil
+	}
+	for i := range s.Pod.Spec.Containers {
+		if s.Pod.Spec.Containers[i].Name == name {
+			return &s.Pod.Spec.Containers[i]
+		}
+	}
+	return nil
+}

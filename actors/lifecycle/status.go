@@ -1,0 +1,252 @@
+package lifecycle
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// StatusEnv is what the status needs from outside the pod's journal.
+type StatusEnv struct {
+	// RuntimeName prefixes container IDs ("containerd://…"), as the kubelet does.
+	RuntimeName string
+	HostIP      string
+	Now         time.Time
+}
+
+// Status computes the pod's v1 status the way the kubelet does, from the
+// state alone.
+func Status(s *State, env StatusEnv) corev1.PodStatus {
+	st := corev1.PodStatus{Phase: computePhase(s, env.Now), HostIP: env.HostIP, QOSClass: qosClass(s.Pod)}
+	if env.HostIP != "" {
+		st.HostIPs = []corev1.HostIP{{IP: env.HostIP}}
+	}
+	p := s.P
+	if p.Rejected {
+		st.Reason, st.Message = p.Reason, p.Message
+		return st
+	}
+	if p.AcceptedAtUnixNano != 0 {
+		t := metav1.NewTime(time.Unix(0, p.AcceptedAtUnixNano))
+		st.StartTime = &t
+	}
+	if sb := p.Sandbox; sb != nil && sb.Ip != "" && sb.Phase != pb.SandboxPhase_SANDBOX_REMOVED {
+		st.PodIP = sb.Ip
+		st.PodIPs = []corev1.PodIP{{IP: sb.Ip}}
+	}
+	if s.Pod == nil {
+		return st
+	}
+	allReady := true
+	for i := range s.Pod.Spec.Containers {
+		cs := containerStatus(s, &s.Pod.Spec.Containers[i], env)
+		allReady = allReady && cs.Ready
+		st.ContainerStatuses = append(st.ContainerStatuses, cs)
+	}
+	sandboxReady := p.Sandbox != nil && p.Sandbox.Phase == pb.SandboxPhase_SANDBOX_READY
+	ready := allReady && sandboxReady && !p.Terminating && st.Phase == corev1.PodRunning
+	var since metav1.Time
+	if p.AcceptedAtUnixNano != 0 {
+		since = metav1.NewTime(time.Unix(0, p.AcceptedAtUnixNano))
+	}
+	cond := func(t corev1.PodConditionType, ok bool, reason string) corev1.PodCondition {
+		c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, LastTransitionTime: since}
+		if ok {
+			c.Status = corev1.ConditionTrue
+		} else {
+			c.Reason = reason
+		}
+		return c
+	}
+	st.Conditions = []corev1.PodCondition{
+		cond(corev1.PodReadyToStartContainers, sandboxReady, ""),
+		cond(corev1.PodInitialized, true, ""),
+		cond(corev1.ContainersReady, ready, "ContainersNotReady"),
+		cond(corev1.PodReady, ready, "ContainersNotReady"),
+		cond(corev1.PodScheduled, true, ""),
+	}
+	if p.Terminated && p.FinalPhase != "" {
+		st.Phase = corev1.PodPhase(p.FinalPhase)
+	}
+	return st
+}
+
+func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.ContainerStatus {
+	cs := corev1.ContainerStatus{Name: spec.Name, Image: spec.Image}
+	r := s.P.Containers[spec.Name]
+	if r == nil {
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
+		return cs
+	}
+	cs.RestartCount = int32(r.RestartCount)
+	cs.ImageID = r.ImageRef
+	id := func(raw string) string {
+		if raw == "" || env.RuntimeName == "" {
+			return raw
+		}
+		return env.RuntimeName + "://" + raw
+	}
+	if lt := r.LastTermination; lt != nil && (r.Phase != pb.ContainerPhase_CONTAINER_EXITED || lt.ContainerId != r.Id) {
+		cs.LastTerminationState.Terminated = terminated(lt, id(lt.ContainerId))
+	}
+	switch r.Phase {
+	case pb.ContainerPhase_CONTAINER_RUNNING:
+		cs.ContainerID = id(r.Id)
+		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(0, r.StartedAtUnixNano))}
+		cs.Ready = !s.P.Terminating
+		started := true
+		cs.Started = &started
+	case pb.ContainerPhase_CONTAINER_EXITED:
+		term := terminated(r.LastTermination, id(r.Id))
+		restarting := false
+		if s.Pod != nil && !s.P.Terminating && !s.P.Terminated {
+			switch s.Pod.Spec.RestartPolicy {
+			case corev1.RestartPolicyNever:
+			case corev1.RestartPolicyOnFailure:
+				restarting = r.ExitCode != 0
+			default:
+				restarting = true
+			}
+		}
+		if !restarting {
+			cs.ContainerID = id(r.Id)
+			cs.State.Terminated = term
+			break
+		}
+		cs.LastTerminationState.Terminated = term
+		w := &corev1.ContainerStateWaiting{}
+		if until := time.Unix(0, r.BackoffUntilUnixNano); r.BackoffUntilUnixNano != 0 && until.After(env.Now) {
+			w.Reason, w.Message = "CrashLoopBackOff", r.WaitingMessage
+		}
+		cs.State.Waiting = w
+		f := false
+		cs.Started = &f
+	case pb.ContainerPhase_CONTAINER_FAILED:
+		reason := r.WaitingReason
+		if until := time.Unix(0, r.BackoffUntilUnixNano); reason == "ErrImagePull" && until.After(env.Now) {
+			reason = "ImagePullBackOff"
+		}
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reason, Message: r.WaitingMessage}
+	default:
+		reason := "ContainerCreating"
+		if r.WaitingReason != "" {
+			reason = r.WaitingReason
+		}
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reason, Message: r.WaitingMessage}
+	}
+	return cs
+}
+
+func terminated(t *pb.Termination, id string) *corev1.ContainerStateTerminated {
+	if t == nil {
+		return &corev1.ContainerStateTerminated{ContainerID: id}
+	}
+	return &corev1.ContainerStateTerminated{
+		ContainerID: id, ExitCode: t.ExitCode, Reason: t.Reason, Message: t.Message,
+		StartedAt:  metav1.NewTime(time.Unix(0, t.StartedAtUnixNano)),
+		FinishedAt: metav1.NewTime(time.Unix(0, t.FinishedAtUnixNano)),
+	}
+}
+
+// computePhase follows the kubelet's getPhase for app containers: a
+// container waiting after a termination counts as stopped.
+func computePhase(s *State, now time.Time) corev1.PodPhase {
+	p := s.P
+	if p.Rejected {
+		return corev1.PodFailed
+	}
+	if p.Terminated && p.FinalPhase != "" {
+		return corev1.PodPhase(p.FinalPhase)
+	}
+	if s.Pod == nil {
+		return corev1.PodPending
+	}
+	var waiting, running, stopped, succeeded int
+	for _, c := range s.Pod.Spec.Containers {
+		r := p.Containers[c.Name]
+		switch {
+		case r == nil:
+			waiting++
+		case r.Phase == pb.ContainerPhase_CONTAINER_RUNNING:
+			running++
+		case r.Phase == pb.ContainerPhase_CONTAINER_EXITED:
+			stopped++
+			if r.ExitCode == 0 {
+				succeeded++
+			}
+		case r.LastTermination != nil:
+			stopped++
+		default:
+			waiting++
+		}
+	}
+	switch {
+	case waiting > 0:
+		return corev1.PodPending
+	case running > 0:
+		return corev1.PodRunning
+	case stopped > 0:
+		switch {
+		case s.Pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || s.Pod.Spec.RestartPolicy == "":
+			return corev1.PodRunning
+		case stopped == succeeded:
+			return corev1.PodSucceeded
+		case s.Pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
+			return corev1.PodFailed
+		default:
+			return corev1.PodRunning
+		}
+	}
+	return corev1.PodPending
+}
+
+// terminalPhase is the phase a pod ends with once torn down: Succeeded when
+// every container exited 0, Failed otherwise.
+func terminalPhase(s *State) corev1.PodPhase {
+	if s.Pod == nil {
+		return corev1.PodFailed
+	}
+	for _, c := range s.Pod.Spec.Containers {
+		r := s.P.Containers[c.Name]
+		if r == nil || r.Phase != pb.ContainerPhase_CONTAINER_EXITED || r.ExitCode != 0 {
+			return corev1.PodFailed
+		}
+	}
+	return corev1.PodSucceeded
+}
+
+// Phase is the pod phase the state implies at now.
+func Phase(s *State, now time.Time) corev1.PodPhase { return computePhase(s, now) }
+
+func qosClass(pod *corev1.Pod) corev1.PodQOSClass {
+	if pod == nil {
+		return ""
+	}
+	requests, limits, guaranteed := false, false, true
+	for _, c := range pod.Spec.Containers {
+		if len(c.Resources.Requests) > 0 {
+			requests = true
+		}
+		if len(c.Resources.Limits) > 0 {
+			limits = true
+		}
+		for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			l, okL := c.Resources.Limits[res]
+			r, okR := c.Resources.Requests[res]
+			if !okL || (okR && r.Cmp(l) != 0) {
+				guaranteed = false
+			}
+		}
+	}
+	switch {
+	case !requests && !limits:
+		return corev1.PodQOSBestEffort
+	case guaranteed:
+		return corev1.PodQOSGuaranteed
+	default:
+		return corev1.PodQOSBurstable
+	}
+}

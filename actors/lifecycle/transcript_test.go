@@ -1,0 +1,238 @@
+package lifecycle_test
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// harness runs one transcript: a pod's state, its journal so far, and a clock.
+type harness struct {
+	cfg     lifecycle.Config
+	state   *lifecycle.State
+	journal []*pb.Envelope
+	now     time.Time
+}
+
+func newHarness() *harness {
+	return &harness{cfg: lifecycle.DefaultConfig(), state: lifecycle.NewState("uid-1"), now: t0}
+}
+
+// TestTranscripts runs the scripts in test/testdata/lifecycle. Rewrite the
+// expected output with: go test ./actors/lifecycle -run Transcripts -rewrite
+func TestTranscripts(t *testing.T) {
+	datadriven.Walk(t, "../../test/testdata/lifecycle", func(t *testing.T, path string) {
+		h := newHarness()
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			out, err := h.run(d)
+			if err != nil {
+				return "error: " + err.Error() + "\n"
+			}
+			return out
+		})
+	})
+}
+
+func (h *harness) run(d *datadriven.TestData) (string, error) {
+	switch d.Cmd {
+	case "add-pod":
+		pod := &corev1.Pod{}
+		if err := yaml.UnmarshalStrict([]byte(d.Input), pod); err != nil {
+			return "", err
+		}
+		pod.UID = "uid-1"
+		b, err := jsonMarshal(pod)
+		if err != nil {
+			return "", err
+		}
+		return h.decide(&pb.PodDesired{PodJson: b, Source: "file"}), nil
+	case "remove-pod":
+		reason := "Removed"
+		if d.HasArg("reason") {
+			d.ScanArgs(nil, "reason", &reason)
+		}
+		return h.decide(&pb.PodUndesired{Reason: reason}), nil
+	case "tick":
+		if len(d.CmdArgs) > 0 {
+			dur, err := time.ParseDuration(d.CmdArgs[0].Key)
+			if err != nil {
+				return "", err
+			}
+			h.now = h.now.Add(dur)
+		}
+		return h.decide(&pb.Tick{}), nil
+	case "result", "fail":
+		res := &pb.EffectResult{Failed: d.Cmd == "fail"}
+		for _, a := range d.CmdArgs {
+			v := strings.Join(a.Vals, ",")
+			switch a.Key {
+			case "key":
+				res.Key = v
+			case "id":
+				res.Id = v
+			case "ip":
+				res.Ip = v
+			case "ref":
+				res.ImageRef = v
+			case "reason":
+				res.Reason = v
+			case "msg":
+				res.Message = v
+			case "exit":
+				n, _ := strconv.Atoi(v)
+				res.ExitCode = int32(n)
+			case "exit-reason":
+				res.ExitReason = v
+			default:
+				return "", fmt.Errorf("unknown arg %q", a.Key)
+			}
+		}
+		return h.decide(res), nil
+	case "observe":
+		obs, err := parseObserved(d, h.now)
+		if err != nil {
+			return "", err
+		}
+		return h.decide(obs), nil
+	case "crash":
+		// Everything not in the journal is lost; the state comes back from
+		// replaying it, and the outstanding effects must follow from it alone.
+		h.state = lifecycle.NewState("uid-1")
+		for _, env := range h.journal {
+			lifecycle.Apply(h.state, env)
+		}
+		return h.effects(h.cfg.Outstanding(h.state, h.now)), nil
+	case "status":
+		st := lifecycle.Status(h.state, lifecycle.StatusEnv{RuntimeName: "sim", Now: h.now})
+		return formatStatus(st), nil
+	default:
+		return "", fmt.Errorf("unknown command %q", d.Cmd)
+	}
+}
+
+func (h *harness) decide(in lifecycle.Input) string {
+	dec := h.cfg.Decide(h.state, in, h.now)
+	h.journal = append(h.journal, dec.Events...)
+	h.state = dec.State
+	var b strings.Builder
+	for _, env := range dec.Events {
+		b.WriteString(formatEvent(env, t0))
+		b.WriteByte('\n')
+	}
+	b.WriteString(h.effects(dec.Effects))
+	if b.Len() == 0 {
+		return "ok\n"
+	}
+	return b.String()
+}
+
+func (h *harness) effects(fx []lifecycle.Effect) string {
+	var b strings.Builder
+	for _, e := range fx {
+		s := fmt.Sprint(e)
+		if at, ok := e.(lifecycle.ArmTimer); ok {
+			s = "ArmTimer at=" + rel(at.At.UnixNano(), t0)
+		}
+		b.WriteString("> " + s + "\n")
+	}
+	return b.String()
+}
+
+// parseObserved reads lines like
+//
+//	sandbox id=sb1 attempt=1 ready=true ip=10.0.0.2
+//	container id=c1 sandbox=sb1 name=app attempt=1 state=running started=1s exit=0
+func parseObserved(d *datadriven.TestData, now time.Time) (*pb.RuntimeObserved, error) {
+	obs := &pb.RuntimeObserved{PodUid: "uid-1", Complete: true, ListedAtUnixNano: now.UnixNano()}
+	if d.HasArg("incomplete") {
+		obs.Complete = false
+	}
+	for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		fields := strings.Fields(line)
+		kv := map[string]string{}
+		for _, f := range fields[1:] {
+			k, v, _ := strings.Cut(f, "=")
+			kv[k] = v
+		}
+		attempt, _ := strconv.Atoi(kv["attempt"])
+		switch fields[0] {
+		case "sandbox":
+			obs.Sandboxes = append(obs.Sandboxes, &pb.ObservedSandbox{
+				Id: kv["id"], Attempt: uint32(attempt), Ready: kv["ready"] != "false", Ip: kv["ip"]})
+		case "container":
+			c := &pb.ObservedContainer{Id: kv["id"], SandboxId: kv["sandbox"], Name: kv["name"], Attempt: uint32(attempt)}
+			switch kv["state"] {
+			case "created":
+				c.State = pb.ObservedState_OBSERVED_CREATED
+			case "running":
+				c.State = pb.ObservedState_OBSERVED_RUNNING
+			case "exited":
+				c.State = pb.ObservedState_OBSERVED_EXITED
+			}
+			if v, ok := kv["started"]; ok {
+				dur, _ := time.ParseDuration(v)
+				c.StartedAtUnixNano = t0.Add(dur).UnixNano()
+			}
+			if v, ok := kv["finished"]; ok {
+				dur, _ := time.ParseDuration(v)
+				c.FinishedAtUnixNano = t0.Add(dur).UnixNano()
+			}
+			code, _ := strconv.Atoi(kv["exit"])
+			c.ExitCode = int32(code)
+			c.Reason = kv["reason"]
+			obs.Containers = append(obs.Containers, c)
+		default:
+			return nil, fmt.Errorf("unknown observed object %q", fields[0])
+		}
+	}
+	return obs, nil
+}
+
+func formatStatus(st corev1.PodStatus) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "phase=%s", st.Phase)
+	if st.PodIP != "" {
+		fmt.Fprintf(&b, " ip=%s", st.PodIP)
+	}
+	if st.Reason != "" {
+		fmt.Fprintf(&b, " reason=%s", st.Reason)
+	}
+	b.WriteByte('\n')
+	var conds []string
+	for _, c := range st.Conditions {
+		conds = append(conds, fmt.Sprintf("%s=%s", c.Type, c.Status))
+	}
+	sort.Strings(conds)
+	fmt.Fprintf(&b, "conditions: %s\n", strings.Join(conds, " "))
+	for _, cs := range st.ContainerStatuses {
+		fmt.Fprintf(&b, "%s: restarts=%d ready=%v", cs.Name, cs.RestartCount, cs.Ready)
+		switch {
+		case cs.State.Running != nil:
+			fmt.Fprintf(&b, " running id=%s", cs.ContainerID)
+		case cs.State.Terminated != nil:
+			fmt.Fprintf(&b, " terminated exit=%d reason=%s", cs.State.Terminated.ExitCode, cs.State.Terminated.Reason)
+		case cs.State.Waiting != nil:
+			fmt.Fprintf(&b, " waiting reason=%s", cs.State.Waiting.Reason)
+		}
+		if lt := cs.LastTerminationState.Terminated; lt != nil {
+			fmt.Fprintf(&b, " last=exit:%d", lt.ExitCode)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
