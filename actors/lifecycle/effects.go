@@ -84,16 +84,22 @@ func (e StopSandbox) Key() string     { return "stopsandbox/" + e.ID }
 func (e RemoveSandbox) Key() string   { return "rmsandbox/" + e.ID }
 func (e ArmTimer) Key() string        { return "timer" }
 
-func (e PullImage) String() string { return fmt.Sprintf("PullImage %s attempt=%d image=%s policy=%s", e.Container, e.Attempt, e.Image, e.Policy) }
+func (e PullImage) String() string {
+	return fmt.Sprintf("PullImage %s attempt=%d image=%s policy=%s", e.Container, e.Attempt, e.Image, e.Policy)
+}
 func (e RunSandbox) String() string { return fmt.Sprintf("RunSandbox attempt=%d", e.Attempt) }
 func (e CreateContainer) String() string {
 	return fmt.Sprintf("CreateContainer %s attempt=%d sandbox=%s", e.Name, e.Attempt, e.SandboxID)
 }
-func (e StartContainer) String() string { return fmt.Sprintf("StartContainer %s attempt=%d id=%s", e.Name, e.Attempt, e.ID) }
+func (e StartContainer) String() string {
+	return fmt.Sprintf("StartContainer %s attempt=%d id=%s", e.Name, e.Attempt, e.ID)
+}
 func (e StopContainer) String() string {
 	return fmt.Sprintf("StopContainer %s id=%s grace=%s", e.Name, e.ID, e.Grace)
 }
-func (e RemoveContainer) String() string { return fmt.Sprintf("RemoveContainer %s id=%s", e.Name, e.ID) }
-func (e StopSandbox) String() string     { return "StopSandbox id=" + e.ID }
-func (e RemoveSandbox) String() string   { return "RemoveSandbox id=" + e.ID }
-func (e ArmTimer) String() string        { return "ArmTimer at=" + e.At.UTC().Format(time.RFC3339Nano) }
+func (e RemoveContainer) String() string {
+	return fmt.Sprintf("RemoveContainer %s id=%s", e.Name, e.ID)
+}
+func (e StopSandbox) String() string   { return "StopSandbox id=" + e.ID }
+func (e RemoveSandbox) String() string { return "RemoveSandbox id=" + e.ID }
+func (e ArmTimer) String() string      { return "ArmTimer at=" + e.At.UTC().Format(time.RFC3339Nano) }

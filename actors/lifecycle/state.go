@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"google.golang.org/protobuf/proto"
+	corev1 "k8s.io/api/core/v1"
 
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
