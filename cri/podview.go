@@ -1,0 +1,342 @@
+package cri
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// PodView is what the runtime runs for one pod, as seen by one List + Status round: every
+// sandbox and container labelled LabelManaged=true and LabelPodUID=UID, live or dead.
+//
+// A view is a snapshot, never partial: if any call of the round fails (other than NotFound for
+// an object removed meanwhile, which is dropped) no view is returned at all, so a missing
+// container in a view means the runtime does not have it. A view with no sandboxes and no
+// containers means the pod has nothing in the runtime. Views are read-only once returned.
+type PodView struct {
+	UID, Name, Namespace string
+	// Sandboxes and Containers are sorted by CreatedAt, then ID (oldest first).
+	Sandboxes  []Sandbox
+	Containers []Container
+}
+
+// Sandbox is one pod sandbox.
+type Sandbox struct {
+	ID string
+	// Attempt is the sandbox metadata's attempt number.
+	Attempt uint32
+	// Ready is the CRI SANDBOX_READY state; false is SANDBOX_NOTREADY.
+	Ready bool
+	// IP is the primary pod IP; empty for sandboxes that are not ready or have host networking.
+	IP        string
+	CreatedAt time.Time
+	Labels    map[string]string
+}
+
+// ContainerState is the runtime state of a container.
+type ContainerState int
+
+const (
+	// ContainerUnknown: the runtime does not know (CONTAINER_UNKNOWN) or reported a state
+	// this package does not know.
+	ContainerUnknown ContainerState = iota
+	// ContainerCreated: created, never started.
+	ContainerCreated
+	// ContainerRunning: started and not exited.
+	ContainerRunning
+	// ContainerExited: started and exited (or failed to start); ExitCode is valid.
+	ContainerExited
+)
+
+// String returns "unknown", "created", "running" or "exited".
+func (s ContainerState) String() string {
+	switch s {
+	case ContainerCreated:
+		return "created"
+	case ContainerRunning:
+		return "running"
+	case ContainerExited:
+		return "exited"
+	default:
+		return "unknown"
+	}
+}
+
+func containerState(s runtimeapi.ContainerState) ContainerState {
+	switch s {
+	case runtimeapi.ContainerState_CONTAINER_CREATED:
+		return ContainerCreated
+	case runtimeapi.ContainerState_CONTAINER_RUNNING:
+		return ContainerRunning
+	case runtimeapi.ContainerState_CONTAINER_EXITED:
+		return ContainerExited
+	default:
+		return ContainerUnknown
+	}
+}
+
+// Container is one container, with the details of its ContainerStatus.
+type Container struct {
+	ID, SandboxID string
+	// Name is the container metadata's name (the name in the pod spec).
+	Name string
+	// Attempt is the container metadata's attempt number.
+	Attempt  uint32
+	State    ContainerState
+	ExitCode int32
+	// Reason and Message explain an exit or a failed start (e.g. "OOMKilled", "Error").
+	Reason, Message                  string
+	CreatedAt, StartedAt, FinishedAt time.Time
+	// Image is the image as requested; ImageRef is what the runtime resolved it to.
+	Image, ImageRef string
+	Labels          map[string]string
+}
+
+// Equal reports whether two views describe the same runtime state (times compared with
+// time.Time.Equal). nil equals only nil.
+func (v *PodView) Equal(o *PodView) bool {
+	if v == nil || o == nil {
+		return v == o
+	}
+	return v.UID == o.UID && v.Name == o.Name && v.Namespace == o.Namespace &&
+		slices.EqualFunc(v.Sandboxes, o.Sandboxes, Sandbox.equal) &&
+		slices.EqualFunc(v.Containers, o.Containers, Container.equal)
+}
+
+// Empty reports whether the view holds no sandbox and no container.
+func (v *PodView) Empty() bool { return len(v.Sandboxes) == 0 && len(v.Containers) == 0 }
+
+func (s Sandbox) equal(o Sandbox) bool {
+	return s.ID == o.ID && s.Attempt == o.Attempt && s.Ready == o.Ready && s.IP == o.IP &&
+		s.CreatedAt.Equal(o.CreatedAt) && maps.Equal(s.Labels, o.Labels)
+}
+
+func (c Container) equal(o Container) bool {
+	return c.ID == o.ID && c.SandboxID == o.SandboxID && c.Name == o.Name && c.Attempt == o.Attempt &&
+		c.State == o.State && c.ExitCode == o.ExitCode && c.Reason == o.Reason && c.Message == o.Message &&
+		c.CreatedAt.Equal(o.CreatedAt) && c.StartedAt.Equal(o.StartedAt) && c.FinishedAt.Equal(o.FinishedAt) &&
+		c.Image == o.Image && c.ImageRef == o.ImageRef && maps.Equal(c.Labels, o.Labels)
+}
+
+// ListPods returns the views of all pods that have actorlet-managed objects in the runtime,
+// keyed by pod UID. Managed objects without a LabelPodUID are skipped.
+func (c *Client) ListPods(ctx context.Context) (map[string]*PodView, error) {
+	return c.listPods(ctx, "", nil)
+}
+
+// ListPod returns the view of one pod. A pod with nothing in the runtime gets an empty view
+// with only UID set (not an error).
+func (c *Client) ListPod(ctx context.Context, podUID string) (*PodView, error) {
+	pods, err := c.listPods(ctx, podUID, nil)
+	if err != nil {
+		return nil, err
+	}
+	if v := pods[podUID]; v != nil {
+		return v, nil
+	}
+	return &PodView{UID: podUID}, nil
+}
+
+// statusCache holds the objects of earlier views. An object listed again with the same ID and
+// state cannot have changed the fields only its Status call gives (IP of a ready sandbox;
+// times, exit code and reason of a created, running or exited container), so its Status call
+// is skipped. Containers in unknown state are always asked again.
+type statusCache struct {
+	sandboxes  map[string]*Sandbox
+	containers map[string]*Container
+}
+
+func newStatusCache(views map[string]*PodView) *statusCache {
+	sc := &statusCache{sandboxes: map[string]*Sandbox{}, containers: map[string]*Container{}}
+	for _, v := range views {
+		for i := range v.Sandboxes {
+			sc.sandboxes[v.Sandboxes[i].ID] = &v.Sandboxes[i]
+		}
+		for i := range v.Containers {
+			sc.containers[v.Containers[i].ID] = &v.Containers[i]
+		}
+	}
+	return sc
+}
+
+func (sc *statusCache) sandbox(id string, ready bool) (Sandbox, bool) {
+	if sc == nil {
+		return Sandbox{}, false
+	}
+	s, ok := sc.sandboxes[id]
+	if !ok || s.Ready != ready {
+		return Sandbox{}, false
+	}
+	return *s, true
+}
+
+func (sc *statusCache) container(id string, state ContainerState) (Container, bool) {
+	if sc == nil || state == ContainerUnknown {
+		return Container{}, false
+	}
+	c, ok := sc.containers[id]
+	if !ok || c.State != state {
+		return Container{}, false
+	}
+	return *c, true
+}
+
+// listPods lists the managed objects (of one pod when podUID is set) and completes them with
+// Status calls, skipping those the cache answers.
+func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache) (map[string]*PodView, error) {
+	sel := managedSelector(podUID)
+	sandboxes, err := c.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	if err != nil {
+		return nil, err
+	}
+	containers, err := c.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
+	if err != nil {
+		return nil, err
+	}
+	pods := map[string]*PodView{}
+	pod := func(labels map[string]string) *PodView {
+		// Runtimes apply the selector, but a runtime that ignores it must not make other
+		// tenants' objects ours.
+		uid := labels[LabelPodUID]
+		if !isManaged(labels) || uid == "" || (podUID != "" && uid != podUID) {
+			return nil
+		}
+		v := pods[uid]
+		if v == nil {
+			v = &PodView{UID: uid}
+			pods[uid] = v
+		}
+		if v.Name == "" {
+			v.Name, v.Namespace = labels[LabelPodName], labels[LabelPodNamespace]
+		}
+		return v
+	}
+	for _, ps := range sandboxes {
+		v := pod(ps.GetLabels())
+		if v == nil {
+			continue
+		}
+		s, ok, err := c.sandbox(ctx, ps, cache)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			v.Sandboxes = append(v.Sandboxes, s)
+		}
+	}
+	for _, pc := range containers {
+		v := pod(pc.GetLabels())
+		if v == nil {
+			continue
+		}
+		ct, ok, err := c.container(ctx, pc, cache)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			v.Containers = append(v.Containers, ct)
+		}
+	}
+	for uid, v := range pods {
+		if v.Empty() {
+			delete(pods, uid) // every object vanished between List and Status
+			continue
+		}
+		slices.SortFunc(v.Sandboxes, func(a, b Sandbox) int {
+			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+		})
+		slices.SortFunc(v.Containers, func(a, b Container) int {
+			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+		})
+	}
+	return pods, nil
+}
+
+// sandbox converts a listed sandbox, asking PodSandboxStatus for the IP of a ready one.
+// ok is false when the sandbox vanished meanwhile.
+func (c *Client) sandbox(ctx context.Context, ps *runtimeapi.PodSandbox, cache *statusCache) (Sandbox, bool, error) {
+	ready := ps.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY
+	if s, ok := cache.sandbox(ps.GetId(), ready); ok {
+		return s, true, nil
+	}
+	s := Sandbox{
+		ID:        ps.GetId(),
+		Attempt:   ps.GetMetadata().GetAttempt(),
+		Ready:     ready,
+		CreatedAt: nanoTime(ps.GetCreatedAt()),
+		Labels:    ps.GetLabels(),
+	}
+	if !ready {
+		return s, true, nil
+	}
+	st, err := c.PodSandboxStatus(ctx, ps.GetId())
+	switch {
+	case KindOf(err) == NotFound:
+		return Sandbox{}, false, nil
+	case err != nil:
+		return Sandbox{}, false, err
+	}
+	s.Ready = st.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY
+	if s.Ready {
+		s.IP = st.GetNetwork().GetIp()
+	}
+	return s, true, nil
+}
+
+// container converts a listed container, completing it from ContainerStatus.
+// ok is false when the container vanished meanwhile.
+func (c *Client) container(ctx context.Context, pc *runtimeapi.Container, cache *statusCache) (Container, bool, error) {
+	if ct, ok := cache.container(pc.GetId(), containerState(pc.GetState())); ok {
+		return ct, true, nil
+	}
+	st, err := c.ContainerStatus(ctx, pc.GetId())
+	switch {
+	case KindOf(err) == NotFound:
+		return Container{}, false, nil
+	case err != nil:
+		return Container{}, false, err
+	}
+	name := st.GetMetadata().GetName()
+	if name == "" {
+		name = pc.GetMetadata().GetName()
+	}
+	if name == "" {
+		name = pc.GetLabels()[LabelContainerName]
+	}
+	image := st.GetImage().GetImage()
+	if image == "" {
+		image = pc.GetImage().GetImage()
+	}
+	imageRef := st.GetImageRef()
+	if imageRef == "" {
+		imageRef = pc.GetImageRef()
+	}
+	return Container{
+		ID:         pc.GetId(),
+		SandboxID:  pc.GetPodSandboxId(),
+		Name:       name,
+		Attempt:    pc.GetMetadata().GetAttempt(),
+		State:      containerState(st.GetState()), // fresher than the listing
+		ExitCode:   st.GetExitCode(),
+		Reason:     st.GetReason(),
+		Message:    st.GetMessage(),
+		CreatedAt:  nanoTime(cmp.Or(st.GetCreatedAt(), pc.GetCreatedAt())),
+		StartedAt:  nanoTime(st.GetStartedAt()),
+		FinishedAt: nanoTime(st.GetFinishedAt()),
+		Image:      image,
+		ImageRef:   imageRef,
+		Labels:     pc.GetLabels(),
+	}, true, nil
+}
+
+// nanoTime converts CRI nanoseconds since the epoch; 0 is the zero time.
+func nanoTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
