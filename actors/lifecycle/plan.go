@@ -13,11 +13,11 @@ import (
 // outstanding in the state. Decide calls it until it records nothing new.
 func (d *decider) plan() []Effect {
 	p := d.s.P
-	if p.Removed {
-		return nil
-	}
 	var fx effects
 	d.strays(&fx)
+	if p.Removed {
+		return fx.list // only leftovers that a stale view still shows
+	}
 	switch {
 	case p.Terminating || (d.s.Pod == nil && !p.Rejected):
 		d.planTermination(&fx)

@@ -1,0 +1,243 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/cri"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// runEffect asks a ContainerActor to carry out one effect for the pod.
+type runEffect struct {
+	effect lifecycle.Effect
+	pod    *corev1.Pod
+	podIP  string
+}
+
+// effectDone is a ContainerActor's report of an effect.
+type effectDone struct {
+	effect lifecycle.Effect
+	result *pb.EffectResult
+	err    error // non-nil: the effect failed; result describes it
+}
+
+// refresh asks for a new runtime view of the pod.
+type refresh struct{}
+
+// containerActor carries out effects for one container (or the sandbox) of
+// one pod, one at a time. It keeps no state: everything it needs comes with
+// the message.
+type containerActor struct {
+	uid  string
+	deps *Deps
+}
+
+func (a *containerActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *runEffect:
+		res, err := a.run(context.Background(), m)
+		ctx.Send(ctx.Parent(), &effectDone{effect: m.effect, result: res, err: err})
+	case *refresh:
+		if a.deps.Lister == nil {
+			return
+		}
+		obs, err := a.deps.Lister.ListPodObserved(context.Background(), a.uid)
+		if err != nil {
+			a.deps.Logger.Warn("list pod", zap.String("pod", a.uid), zap.Error(err))
+			return
+		}
+		ctx.Send(ctx.Parent(), obs)
+	}
+}
+
+// run carries out the effect idempotently.
+func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResult, error) {
+	rt := a.deps.Runtime
+	res := &pb.EffectResult{Key: m.effect.Key()}
+	switch e := m.effect.(type) {
+	case lifecycle.RunSandbox:
+		id, err := a.findSandbox(ctx, e.Attempt)
+		if err != nil {
+			return fail(res, "FailedCreatePodSandBox", err)
+		}
+		if id == "" {
+			cfg := SandboxConfig(m.pod, e.Attempt, a.deps.PodConfig)
+			if id, err = rt.RunPodSandbox(ctx, cfg, a.deps.PodConfig.RuntimeHandler); err != nil {
+				return fail(res, "FailedCreatePodSandBox", err)
+			}
+		}
+		res.Id = id
+		st, err := rt.PodSandboxStatus(ctx, id)
+		if err != nil {
+			return fail(res, "FailedCreatePodSandBox", err)
+		}
+		res.Ip = st.GetNetwork().GetIp()
+		if res.Ip == "" && m.pod.Spec.HostNetwork {
+			res.Ip = a.deps.HostIP
+		}
+	case lifecycle.PullImage:
+		ref, reason, err := a.ensureImage(ctx, e)
+		if err != nil {
+			return fail(res, reason, err)
+		}
+		res.ImageRef = ref
+	case lifecycle.CreateContainer:
+		spec := specContainer(m.pod, e.Name)
+		if spec == nil {
+			return fail(res, "CreateContainerConfigError", fmt.Errorf("pod %s has no container %q", a.uid, e.Name))
+		}
+		id, err := a.findContainer(ctx, e.SandboxID, e.Name, e.Attempt)
+		if err != nil {
+			return fail(res, "CreateContainerError", err)
+		}
+		if id == "" {
+			sbCfg := SandboxConfig(m.pod, 0, a.deps.PodConfig)
+			cfg := ContainerConfig(m.pod, spec, e.Attempt, m.podIP)
+			if id, err = rt.CreateContainer(ctx, e.SandboxID, cfg, sbCfg); err != nil {
+				return fail(res, "CreateContainerError", err)
+			}
+		}
+		res.Id = id
+	case lifecycle.StartContainer:
+		err := rt.StartContainer(ctx, e.ID)
+		if err == nil {
+			res.StartedAtUnixNano = a.deps.Clock.Now().UnixNano()
+			return res, nil
+		}
+		// Started before (a retried or recovered start)? Then that start counts.
+		if st, serr := rt.ContainerStatus(ctx, e.ID); serr == nil && st.GetStartedAt() != 0 {
+			res.StartedAtUnixNano = st.GetStartedAt()
+			return res, nil
+		}
+		return fail(res, "RunContainerError", err)
+	case lifecycle.StopContainer:
+		if err := rt.StopContainer(ctx, e.ID, e.Grace); err != nil {
+			return fail(res, "KillContainerError", err)
+		}
+		st, err := rt.ContainerStatus(ctx, e.ID)
+		switch {
+		case errors.Is(err, cri.ErrNotFound):
+			res.ExitCode, res.ExitReason = 137, "ContainerStatusUnknown"
+		case err != nil:
+			return fail(res, "KillContainerError", err)
+		default:
+			res.ExitCode, res.ExitReason = st.GetExitCode(), st.GetReason()
+			res.StartedAtUnixNano, res.FinishedAtUnixNano = st.GetStartedAt(), st.GetFinishedAt()
+		}
+	case lifecycle.RemoveContainer:
+		if err := rt.RemoveContainer(ctx, e.ID); err != nil {
+			return fail(res, "RemoveContainerError", err)
+		}
+	case lifecycle.StopSandbox:
+		if err := rt.StopPodSandbox(ctx, e.ID); err != nil {
+			return fail(res, "KillPodSandboxError", err)
+		}
+	case lifecycle.RemoveSandbox:
+		if err := rt.RemovePodSandbox(ctx, e.ID); err != nil {
+			return fail(res, "RemovePodSandboxError", err)
+		}
+	default:
+		return fail(res, "Unknown", fmt.Errorf("unknown effect %T", e))
+	}
+	return res, nil
+}
+
+func fail(res *pb.EffectResult, reason string, err error) (*pb.EffectResult, error) {
+	res.Failed = true
+	res.Reason = reason
+	res.Message = err.Error()
+	res.ErrorKind = cri.KindOf(err).String()
+	return res, err
+}
+
+// findSandbox returns the ID of the pod's sandbox with this attempt, if any.
+func (a *containerActor) findSandbox(ctx context.Context, attempt uint32) (string, error) {
+	list, err := a.deps.Runtime.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{
+		LabelSelector: map[string]string{cri.LabelPodUID: a.uid, cri.LabelManaged: cri.ManagedValue}})
+	if err != nil {
+		return "", err
+	}
+	for _, sb := range list {
+		if sb.GetMetadata().GetAttempt() == attempt {
+			return sb.Id, nil
+		}
+	}
+	return "", nil
+}
+
+// findContainer returns the ID of the container with this name and attempt, if any.
+func (a *containerActor) findContainer(ctx context.Context, sandboxID, name string, attempt uint32) (string, error) {
+	list, err := a.deps.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{
+		PodSandboxId:  sandboxID,
+		LabelSelector: map[string]string{cri.LabelPodUID: a.uid, cri.LabelContainerName: name, cri.LabelManaged: cri.ManagedValue}})
+	if err != nil {
+		return "", err
+	}
+	for _, c := range list {
+		if c.GetMetadata().GetAttempt() == attempt {
+			return c.Id, nil
+		}
+	}
+	return "", nil
+}
+
+// ensureImage follows the container's imagePullPolicy.
+func (a *containerActor) ensureImage(ctx context.Context, e lifecycle.PullImage) (ref, reason string, err error) {
+	spec := &runtimeapi.ImageSpec{Image: e.Image, UserSpecifiedImage: e.Image}
+	if e.Policy != corev1.PullAlways {
+		img, err := a.deps.Runtime.ImageStatus(ctx, spec)
+		if err != nil {
+			return "", "ErrImageInspect", err
+		}
+		if img != nil {
+			return img.Id, "", nil
+		}
+		if e.Policy == corev1.PullNever {
+			return "", "ErrImageNeverPull", fmt.Errorf("container image %q is not present with pull policy of Never", e.Image)
+		}
+	}
+	ref, err = a.deps.Runtime.PullImage(ctx, spec, nil, nil)
+	if err != nil {
+		return "", "ErrImagePull", err
+	}
+	return ref, "", nil
+}
+
+func specContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	return nil
+}
+
+// effectWorker names the ContainerActor that carries out an effect: the
+// container's own, or the sandbox's.
+func effectWorker(e lifecycle.Effect) string {
+	switch e := e.(type) {
+	case lifecycle.PullImage:
+		return "c-" + e.Container
+	case lifecycle.CreateContainer:
+		return "c-" + e.Name
+	case lifecycle.StartContainer:
+		return "c-" + e.Name
+	case lifecycle.StopContainer:
+		return "c-" + e.Name
+	case lifecycle.RemoveContainer:
+		return "c-" + e.Name
+	default:
+		return "sandbox"
+	}
+}
+
+var _ = time.Second

@@ -1,0 +1,101 @@
+package actors
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// Journal is what the actors need of the event journal.
+type Journal interface {
+	// Append returns once the events are durable, or with an error and nothing written.
+	Append(ctx context.Context, podUID string, events ...*pb.Envelope) error
+	SaveSnapshot(ctx context.Context, snap *pb.Snapshot) error
+}
+
+// Runtime is what the actors need of a CRI runtime (cri.Client satisfies it).
+type Runtime interface {
+	RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error)
+	StopPodSandbox(ctx context.Context, id string) error
+	RemovePodSandbox(ctx context.Context, id string) error
+	PodSandboxStatus(ctx context.Context, id string) (*runtimeapi.PodSandboxStatus, error)
+	ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error)
+	CreateContainer(ctx context.Context, sandboxID string, cfg *runtimeapi.ContainerConfig, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error)
+	StartContainer(ctx context.Context, id string) error
+	StopContainer(ctx context.Context, id string, gracePeriod time.Duration) error
+	RemoveContainer(ctx context.Context, id string) error
+	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
+	ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error)
+	PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error)
+	ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec) (*runtimeapi.Image, error)
+}
+
+// Lister lists what the runtime runs for one pod.
+type Lister interface {
+	ListPodObserved(ctx context.Context, podUID string) (*pb.RuntimeObserved, error)
+}
+
+// PodUpdate is a pod's status as its PodActor last decided it.
+type PodUpdate struct {
+	UID string
+	// Pod is the pod with its status; nil for a pod without a spec (an orphan).
+	Pod *corev1.Pod
+	// Seq is the journal sequence the status reflects; it only goes up.
+	Seq        uint64
+	AcceptedAt time.Time
+	// Removed: the pod is gone from the node; forget it.
+	Removed bool
+}
+
+// StatusSink receives pod statuses. PodStatus is called from actor
+// goroutines and must not block.
+type StatusSink interface {
+	PodStatus(u PodUpdate)
+}
+
+// Deps are what the actors are built from.
+type Deps struct {
+	Journal   Journal
+	Runtime   Runtime
+	Lister    Lister
+	Status    StatusSink
+	Clock     clock.WithTickerAndDelayedExecution
+	Logger    *zap.Logger
+	Lifecycle lifecycle.Config
+	PodConfig PodConfigOptions
+	// RuntimeName prefixes container IDs in statuses ("containerd://").
+	RuntimeName string
+	HostIP      string
+	// SnapshotEvery: a pod's events are compacted into a snapshot after this many.
+	SnapshotEvery int
+	// RetryMin, RetryMax bound the back-off of transient runtime errors.
+	RetryMin, RetryMax time.Duration
+}
+
+func (d *Deps) withDefaults() {
+	if d.Clock == nil {
+		d.Clock = clock.RealClock{}
+	}
+	if d.Logger == nil {
+		d.Logger = zap.NewNop()
+	}
+	if d.SnapshotEvery == 0 {
+		d.SnapshotEvery = 512
+	}
+	if d.RetryMin == 0 {
+		d.RetryMin = 100 * time.Millisecond
+	}
+	if d.RetryMax == 0 {
+		d.RetryMax = 10 * time.Second
+	}
+	if d.Lifecycle.BackoffInitial == 0 {
+		d.Lifecycle = lifecycle.DefaultConfig()
+	}
+}

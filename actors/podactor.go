@@ -1,0 +1,272 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/cri"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// JournalError is the panic value of a PodActor whose append failed. The
+// supervisor restarts the actor, which reloads its state from disk.
+type JournalError struct {
+	PodUID string
+	Err    error
+}
+
+func (e *JournalError) Error() string {
+	return fmt.Sprintf("journal append for pod %s: %v", e.PodUID, e.Err)
+}
+func (e *JournalError) Unwrap() error { return e.Err }
+
+// podRemoved tells the Supervisor that a PodActor is done with its pod.
+type podRemoved struct{ uid string }
+
+// podActor owns one pod: it is the only writer of the pod's journal stream.
+//
+// Guarantees: no effect is started and no status published for a state whose
+// events are not durable; at most one effect per key is in flight; an effect
+// whose failure is transient is retried with back-off, never reported.
+type podActor struct {
+	uid   string
+	deps  *Deps
+	load  Loader
+	state *lifecycle.State
+
+	inflight map[string]bool
+	// done holds keys of effects that succeeded without changing the
+	// journal; they are not repeated until the runtime is listed again.
+	done      map[string]bool
+	retries   map[string]int
+	blocked   map[string]time.Time
+	workers   map[string]*actor.PID
+	timer     clock.Timer
+	timerAt   time.Time
+	sinceSnap int
+	listing   bool
+	stopped   bool
+}
+
+func newPodActor(uid string, deps *Deps, load Loader, initial *lifecycle.State) *podActor {
+	return &podActor{
+		uid: uid, deps: deps, load: load, state: initial,
+		inflight: map[string]bool{}, done: map[string]bool{}, retries: map[string]int{},
+		blocked: map[string]time.Time{}, workers: map[string]*actor.PID{},
+	}
+}
+
+func (a *podActor) log() *zap.Logger { return a.deps.Logger.With(zap.String("pod", a.uid)) }
+
+func (a *podActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		if a.state == nil { // restarted: what is on disk is the truth
+			st, err := a.load(context.Background(), a.uid)
+			if err != nil {
+				panic(&JournalError{PodUID: a.uid, Err: err})
+			}
+			a.state = st
+			a.requestList(ctx)
+		}
+	case *actor.Stopping, *actor.Restarting:
+		a.stopTimer()
+	case *pb.PodDesired, *pb.PodUndesired, *pb.Tick:
+		a.handle(ctx, m.(lifecycle.Input))
+	case *pb.RuntimeObserved:
+		a.listing = false
+		clear(a.done)
+		a.handle(ctx, m)
+	case *effectDone:
+		a.effectDone(ctx, m)
+	case *retryTick:
+		a.handle(ctx, &pb.Tick{})
+	}
+}
+
+type retryTick struct{}
+
+func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
+	key := m.effect.Key()
+	delete(a.inflight, key)
+	if m.err != nil && cri.Retryable(m.err) {
+		n := a.retries[key]
+		a.retries[key] = n + 1
+		delay := min(a.deps.RetryMin<<min(n, 16), a.deps.RetryMax)
+		a.blocked[key] = a.deps.Clock.Now().Add(delay)
+		a.log().Info("effect failed, will retry", zap.String("effect", key), zap.Duration("after", delay), zap.Error(m.err))
+		a.armRetry(ctx, delay)
+		return
+	}
+	delete(a.retries, key)
+	delete(a.blocked, key)
+	if m.err != nil {
+		a.log().Warn("effect failed", zap.String("effect", key), zap.Error(m.err))
+	}
+	seq := a.state.P.Seq
+	a.handle(ctx, m.result)
+	if a.stopped {
+		return
+	}
+	if a.state.P.Seq == seq && !m.result.Failed {
+		// Done, but the journal did not move: its outcome will show in the
+		// runtime's next view. Don't repeat it before that.
+		a.done[key] = true
+		a.requestList(ctx)
+	}
+}
+
+// handle runs one input through the core: decide, append, adopt, act.
+func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
+	if a.stopped {
+		return
+	}
+	now := a.deps.Clock.Now()
+	dec := a.deps.Lifecycle.Decide(a.state, in, now)
+	if len(dec.Events) > 0 {
+		if err := a.deps.Journal.Append(context.Background(), a.uid, dec.Events...); err != nil {
+			panic(&JournalError{PodUID: a.uid, Err: err})
+		}
+		a.state = dec.State
+		a.sinceSnap += len(dec.Events)
+		a.publish(now)
+		if a.state.P.Removed || a.state.Done() {
+			a.finish(ctx)
+			return
+		}
+		if a.sinceSnap >= a.deps.SnapshotEvery {
+			a.snapshot(now)
+		}
+	} else {
+		a.state = dec.State // the runtime view is kept; nothing durable changed
+		if a.state.P.Removed && len(dec.Effects) == 0 {
+			a.finish(ctx) // spawned for a stale view of a pod already gone
+			return
+		}
+	}
+	a.dispatch(ctx, dec.Effects, now)
+}
+
+func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now time.Time) {
+	for _, e := range effects {
+		if t, ok := e.(lifecycle.ArmTimer); ok {
+			a.arm(ctx, t.At)
+			continue
+		}
+		key := e.Key()
+		if a.inflight[key] || a.done[key] {
+			continue
+		}
+		if until, ok := a.blocked[key]; ok && now.Before(until) {
+			continue
+		}
+		a.inflight[key] = true
+		ctx.Send(a.worker(ctx, effectWorker(e)), &runEffect{effect: e, pod: a.state.Pod, podIP: a.podIP()})
+	}
+}
+
+func (a *podActor) podIP() string {
+	if sb := a.state.P.Sandbox; sb != nil {
+		return sb.Ip
+	}
+	return ""
+}
+
+func (a *podActor) worker(ctx actor.Context, name string) *actor.PID {
+	if pid, ok := a.workers[name]; ok {
+		return pid
+	}
+	uid, deps := a.uid, a.deps
+	pid, err := ctx.SpawnNamed(actor.PropsFromProducer(func() actor.Actor {
+		return &containerActor{uid: uid, deps: deps}
+	}), name)
+	if err != nil { // the name is taken only if the actor is still stopping; reuse it
+		if errors.Is(err, actor.ErrNameExists) {
+			return pid
+		}
+		panic(fmt.Errorf("spawn %s for pod %s: %w", name, a.uid, err))
+	}
+	a.workers[name] = pid
+	return pid
+}
+
+func (a *podActor) requestList(ctx actor.Context) {
+	if a.listing || a.deps.Lister == nil {
+		return
+	}
+	a.listing = true
+	ctx.Send(a.worker(ctx, "sandbox"), &refresh{})
+}
+
+// arm sets the pod's one timer to fire a Tick at t.
+func (a *podActor) arm(ctx actor.Context, at time.Time) {
+	if a.timer != nil && a.timerAt.Equal(at) {
+		return
+	}
+	a.stopTimer()
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	a.timerAt = at
+	a.timer = a.deps.Clock.AfterFunc(at.Sub(a.deps.Clock.Now()), func() { root.Send(self, &pb.Tick{}) })
+}
+
+func (a *podActor) armRetry(ctx actor.Context, d time.Duration) {
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	a.deps.Clock.AfterFunc(d, func() { root.Send(self, &retryTick{}) })
+}
+
+func (a *podActor) stopTimer() {
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer = nil
+	}
+}
+
+func (a *podActor) publish(now time.Time) {
+	if a.deps.Status == nil {
+		return
+	}
+	u := PodUpdate{UID: a.uid, Seq: a.state.P.Seq, Removed: a.state.P.Removed}
+	if a.state.P.AcceptedAtUnixNano != 0 {
+		u.AcceptedAt = time.Unix(0, a.state.P.AcceptedAtUnixNano)
+	}
+	if a.state.Pod != nil {
+		pod := a.state.Pod.DeepCopy()
+		pod.Status = lifecycle.Status(a.state, lifecycle.StatusEnv{RuntimeName: a.deps.RuntimeName, HostIP: a.deps.HostIP, Now: now})
+		u.Pod = pod
+	}
+	a.deps.Status.PodStatus(u)
+}
+
+// snapshot compacts the pod's events; a failure is logged and retried later.
+func (a *podActor) snapshot(now time.Time) {
+	err := a.deps.Journal.SaveSnapshot(context.Background(), &pb.Snapshot{
+		Seq: a.state.P.Seq, TimeUnixNano: now.UnixNano(), PodUid: a.uid, State: a.state.P,
+	})
+	if err != nil {
+		a.log().Warn("snapshot", zap.Error(err))
+		return
+	}
+	a.sinceSnap = 0
+}
+
+// finish ends the actor once its pod is gone: the final state is compacted
+// into a snapshot (kept for `actorlet journal`), then the Supervisor forgets it.
+func (a *podActor) finish(ctx actor.Context) {
+	a.stopped = true
+	a.stopTimer()
+	if a.sinceSnap > 0 {
+		a.snapshot(a.deps.Clock.Now())
+	}
+	ctx.Send(ctx.Parent(), &podRemoved{uid: a.uid})
+	ctx.Stop(ctx.Self())
+}
+
+var _ = corev1.PodRunning

@@ -1,0 +1,81 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/cri"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// Restore rebuilds a pod's state from its snapshot (nil if none) and the
+// events after it: the same fold the live run did.
+func Restore(uid string, snap *pb.Snapshot, events []*pb.Envelope) (*lifecycle.State, error) {
+	st := lifecycle.NewState(uid)
+	if snap != nil && snap.State != nil {
+		var err error
+		if st, err = lifecycle.FromSnapshot(snap.State); err != nil {
+			return nil, err
+		}
+		st.P.Seq = snap.Seq
+	}
+	for _, env := range events {
+		if env.Seq != st.P.Seq+1 {
+			return nil, fmt.Errorf("pod %s: event seq %d follows %d", uid, env.Seq, st.P.Seq)
+		}
+		lifecycle.Apply(st, env)
+	}
+	return st, nil
+}
+
+// Observed converts a runtime view into the core's input.
+func Observed(uid string, v *cri.PodView, listedAt int64) *pb.RuntimeObserved {
+	obs := &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: listedAt}
+	if v == nil {
+		return obs
+	}
+	for _, sb := range v.Sandboxes {
+		obs.Sandboxes = append(obs.Sandboxes, &pb.ObservedSandbox{Id: sb.ID, Attempt: sb.Attempt, Ready: sb.Ready, Ip: sb.IP})
+	}
+	for _, c := range v.Containers {
+		oc := &pb.ObservedContainer{
+			Id: c.ID, SandboxId: c.SandboxID, Name: c.Name, Attempt: c.Attempt,
+			ExitCode: c.ExitCode, Reason: c.Reason, Message: c.Message, ImageRef: c.ImageRef,
+		}
+		switch c.State {
+		case cri.ContainerCreated:
+			oc.State = pb.ObservedState_OBSERVED_CREATED
+		case cri.ContainerRunning:
+			oc.State = pb.ObservedState_OBSERVED_RUNNING
+		case cri.ContainerExited:
+			oc.State = pb.ObservedState_OBSERVED_EXITED
+		}
+		if !c.StartedAt.IsZero() {
+			oc.StartedAtUnixNano = c.StartedAt.UnixNano()
+		}
+		if !c.FinishedAt.IsZero() {
+			oc.FinishedAtUnixNano = c.FinishedAt.UnixNano()
+		}
+		obs.Containers = append(obs.Containers, oc)
+	}
+	return obs
+}
+
+// CRILister lists a pod's runtime objects through a cri.Client.
+type CRILister struct {
+	Client interface {
+		ListPod(ctx context.Context, podUID string) (*cri.PodView, error)
+	}
+	Now func() int64
+}
+
+// ListPodObserved implements Lister.
+func (l CRILister) ListPodObserved(ctx context.Context, uid string) (*pb.RuntimeObserved, error) {
+	at := l.Now()
+	v, err := l.Client.ListPod(ctx, uid)
+	if err != nil {
+		return nil, err
+	}
+	return Observed(uid, v, at), nil
+}

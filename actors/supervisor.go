@@ -1,0 +1,206 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// SourceSnapshot is the whole desired set of one pod source (level-triggered).
+type SourceSnapshot struct {
+	Source string
+	Pods   []*corev1.Pod
+}
+
+// Recovery is what start-up found before any actor runs: the journal's
+// states, the runtime's views and the sources' first snapshots. Pods in none
+// of the sources are taken down; runtime objects no pod owns are removed.
+type Recovery struct {
+	States   map[string]*lifecycle.State
+	Views    map[string]*pb.RuntimeObserved
+	Sources  []SourceSnapshot
+	ListedAt time.Time
+}
+
+// ActivePods asks the Supervisor for the UIDs it runs actors for; the reply is []string.
+type ActivePods struct{}
+
+// supervisor spawns one PodActor per pod UID and routes inputs to them. It
+// holds no pod state: only which pods are desired by which source, and the
+// PIDs of their actors.
+type supervisor struct {
+	deps    *Deps
+	load    Loader
+	rec     *Recovery
+	pods    map[string]*actor.PID
+	desired map[string]map[string]string // source -> uid -> spec digest
+}
+
+// Loader loads a pod's state from the journal; a pod the journal does not
+// know gets lifecycle.NewState.
+type Loader func(ctx context.Context, uid string) (*lifecycle.State, error)
+
+// NewSupervisorProps returns the props of the Supervisor. load reloads a
+// pod's state from the journal (used for pods not in rec and on restarts).
+func NewSupervisorProps(deps Deps, load Loader, rec *Recovery) *actor.Props {
+	deps.withDefaults()
+	d := &deps
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &supervisor{deps: d, rec: rec, load: load, pods: map[string]*actor.PID{}, desired: map[string]map[string]string{}}
+	}, actor.WithSupervisor(podStrategy(d.Logger)))
+}
+
+func (s *supervisor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		s.recover(ctx)
+	case *SourceSnapshot:
+		s.source(ctx, m)
+	case *pb.RuntimeObserved:
+		s.observed(ctx, m)
+	case *podRemoved:
+		delete(s.pods, m.uid)
+	case *ActivePods:
+		uids := make([]string, 0, len(s.pods))
+		for uid := range s.pods {
+			uids = append(uids, uid)
+		}
+		ctx.Respond(uids)
+	}
+}
+
+// recover starts an actor for every pod the journal, the sources or the
+// runtime know, and gives each first its desired state, then its runtime view.
+func (s *supervisor) recover(ctx actor.Context) {
+	rec := s.rec
+	s.rec = nil
+	if rec == nil {
+		return
+	}
+	want := map[string]*pb.PodDesired{}
+	for _, src := range rec.Sources {
+		s.desired[src.Source] = map[string]string{}
+		for _, pod := range src.Pods {
+			msg, digest := desiredMsg(pod, src.Source)
+			s.desired[src.Source][string(pod.UID)] = digest
+			want[string(pod.UID)] = msg
+		}
+	}
+	uids := map[string]bool{}
+	for uid, st := range rec.States {
+		if !st.Done() {
+			uids[uid] = true
+		}
+	}
+	for uid := range want {
+		uids[uid] = true
+	}
+	for uid, v := range rec.Views {
+		if len(v.Sandboxes)+len(v.Containers) > 0 {
+			uids[uid] = true
+		}
+	}
+	listed := rec.ListedAt.UnixNano()
+	for uid := range uids {
+		pid := s.spawn(ctx, uid, rec.States[uid])
+		if msg, ok := want[uid]; ok {
+			ctx.Send(pid, msg)
+		} else if st := rec.States[uid]; st != nil && st.Accepted() {
+			ctx.Send(pid, &pb.PodUndesired{Reason: "Removed"})
+		}
+		v := rec.Views[uid]
+		if v == nil {
+			v = &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: listed}
+		}
+		ctx.Send(pid, v)
+	}
+	s.deps.Logger.Info("recovered", zap.Int("pods", len(uids)), zap.Int("journaled", len(rec.States)), zap.Int("runtime", len(rec.Views)))
+}
+
+func (s *supervisor) spawn(ctx actor.Context, uid string, initial *lifecycle.State) *actor.PID {
+	if pid, ok := s.pods[uid]; ok {
+		return pid
+	}
+	deps, load := s.deps, s.load
+	first := true
+	props := actor.PropsFromProducer(func() actor.Actor {
+		st := initial
+		if !first {
+			st = nil // a restart reloads from disk
+		}
+		first = false
+		return newPodActor(uid, deps, load, st)
+	})
+	pid, err := ctx.SpawnNamed(props, uid)
+	if err != nil && !errors.Is(err, actor.ErrNameExists) {
+		s.deps.Logger.Error("spawn pod actor", zap.String("pod", uid), zap.Error(err))
+	}
+	s.pods[uid] = pid
+	return pid
+}
+
+func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {
+	prev := s.desired[m.Source]
+	next := map[string]string{}
+	for _, pod := range m.Pods {
+		uid := string(pod.UID)
+		msg, digest := desiredMsg(pod, m.Source)
+		next[uid] = digest
+		if old, ok := prev[uid]; ok && old == digest {
+			continue
+		}
+		ctx.Send(s.spawn(ctx, uid, nil), msg)
+	}
+	for uid := range prev {
+		if _, ok := next[uid]; ok {
+			continue
+		}
+		if pid, ok := s.pods[uid]; ok {
+			ctx.Send(pid, &pb.PodUndesired{Reason: "Removed"})
+		}
+	}
+	s.desired[m.Source] = next
+}
+
+func (s *supervisor) observed(ctx actor.Context, m *pb.RuntimeObserved) {
+	if pid, ok := s.pods[m.PodUid]; ok {
+		ctx.Send(pid, m)
+		return
+	}
+	if len(m.Sandboxes)+len(m.Containers) == 0 {
+		return
+	}
+	// Runtime objects of a pod no actor owns: its actor reloads the pod's
+	// journal (if any) and removes what it does not explain.
+	ctx.Send(s.spawn(ctx, m.PodUid, nil), m)
+}
+
+func desiredMsg(pod *corev1.Pod, source string) (*pb.PodDesired, string) {
+	b, err := json.Marshal(pod)
+	if err != nil {
+		panic(err) // a Pod always encodes
+	}
+	return &pb.PodDesired{PodJson: b, Source: source}, pod.ResourceVersion + "/" + string(b)
+}
+
+// podStrategy restarts a failed PodActor (which then reloads from disk), at
+// most 10 times in 10 s; beyond that the pod's actor is stopped.
+func podStrategy(log *zap.Logger) actor.SupervisorStrategy {
+	return actor.NewOneForOneStrategy(10, 10*time.Second, func(reason any) actor.Directive {
+		var je *JournalError
+		if err, ok := reason.(error); ok && errors.As(err, &je) {
+			log.Error("pod actor failed to journal; restarting it from disk", zap.String("pod", je.PodUID), zap.Error(je.Err))
+			return actor.RestartDirective
+		}
+		log.Error("pod actor panicked; restarting it from disk", zap.Any("reason", reason))
+		return actor.RestartDirective
+	})
+}
