@@ -54,6 +54,8 @@ type podActor struct {
 	sinceSnap int
 	listing   bool
 	stopped   bool
+	// published: the status was published at least once by this incarnation.
+	published bool
 }
 
 func newPodActor(uid string, deps *Deps, load Loader, initial *lifecycle.State) *podActor {
@@ -151,6 +153,9 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 			a.finish(ctx) // spawned for a stale view of a pod already gone
 			return
 		}
+		if !a.published && !a.state.P.Removed {
+			a.publish(now) // a recovered pod: its status is news to this process
+		}
 	}
 	a.dispatch(ctx, dec.Effects, now)
 }
@@ -233,6 +238,7 @@ func (a *podActor) publish(now time.Time) {
 	if a.deps.Status == nil {
 		return
 	}
+	a.published = true
 	u := PodUpdate{UID: a.uid, Seq: a.state.P.Seq, Removed: a.state.P.Removed}
 	if a.state.P.AcceptedAtUnixNano != 0 {
 		u.AcceptedAt = time.Unix(0, a.state.P.AcceptedAtUnixNano)

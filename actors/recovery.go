@@ -30,10 +30,13 @@ func Restore(uid string, snap *pb.Snapshot, events []*pb.Envelope) (*lifecycle.S
 }
 
 // Observed converts a runtime view into the core's input.
-func Observed(uid string, v *cri.PodView, listedAt int64) *pb.RuntimeObserved {
-	obs := &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: listedAt}
+func Observed(uid string, v *cri.PodView) *pb.RuntimeObserved {
+	obs := &pb.RuntimeObserved{PodUid: uid, Complete: true}
 	if v == nil {
 		return obs
+	}
+	if !v.ListedAt.IsZero() {
+		obs.ListedAtUnixNano = v.ListedAt.UnixNano()
 	}
 	for _, sb := range v.Sandboxes {
 		obs.Sandboxes = append(obs.Sandboxes, &pb.ObservedSandbox{Id: sb.ID, Attempt: sb.Attempt, Ready: sb.Ready, Ip: sb.IP})
@@ -67,15 +70,13 @@ type CRILister struct {
 	Client interface {
 		ListPod(ctx context.Context, podUID string) (*cri.PodView, error)
 	}
-	Now func() int64
 }
 
 // ListPodObserved implements Lister.
 func (l CRILister) ListPodObserved(ctx context.Context, uid string) (*pb.RuntimeObserved, error) {
-	at := l.Now()
 	v, err := l.Client.ListPod(ctx, uid)
 	if err != nil {
 		return nil, err
 	}
-	return Observed(uid, v, at), nil
+	return Observed(uid, v), nil
 }

@@ -22,6 +22,9 @@ type PodView struct {
 	// Sandboxes and Containers are sorted by CreatedAt, then ID (oldest first).
 	Sandboxes  []Sandbox
 	Containers []Container
+	// ListedAt is when the listing started: objects created after it may be
+	// missing from the view. Not part of Equal.
+	ListedAt time.Time
 }
 
 // Sandbox is one pod sandbox.
@@ -131,6 +134,7 @@ func (c *Client) ListPods(ctx context.Context) (map[string]*PodView, error) {
 // ListPod returns the view of one pod. A pod with nothing in the runtime gets an empty view
 // with only UID set (not an error).
 func (c *Client) ListPod(ctx context.Context, podUID string) (*PodView, error) {
+	start := time.Now()
 	pods, err := c.listPods(ctx, podUID, nil)
 	if err != nil {
 		return nil, err
@@ -138,7 +142,7 @@ func (c *Client) ListPod(ctx context.Context, podUID string) (*PodView, error) {
 	if v := pods[podUID]; v != nil {
 		return v, nil
 	}
-	return &PodView{UID: podUID}, nil
+	return &PodView{UID: podUID, ListedAt: start}, nil
 }
 
 // statusCache holds the objects of earlier views. An object listed again with the same ID and
@@ -188,6 +192,7 @@ func (sc *statusCache) container(id string, state ContainerState) (Container, bo
 // listPods lists the managed objects (of one pod when podUID is set) and completes them with
 // Status calls, skipping those the cache answers.
 func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache) (map[string]*PodView, error) {
+	start := time.Now()
 	sel := managedSelector(podUID)
 	sandboxes, err := c.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
 	if err != nil {
@@ -207,7 +212,7 @@ func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache
 		}
 		v := pods[uid]
 		if v == nil {
-			v = &PodView{UID: uid}
+			v = &PodView{UID: uid, ListedAt: start}
 			pods[uid] = v
 		}
 		if v.Name == "" {

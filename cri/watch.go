@@ -201,16 +201,17 @@ func (w *Watcher) streamFailed(err error, delivered bool, backoff *time.Duration
 // relist lists all pods and reports the changed and vanished ones. It reports false when the
 // listing failed.
 func (w *Watcher) relist(ctx context.Context, st *watchState) bool {
+	listedAt := time.Now()
 	pods, err := w.c.listPods(ctx, "", newStatusCache(st.last))
 	if !w.listed(ctx, st, err) {
 		return false
 	}
 	for uid, v := range pods {
-		w.report(st, uid, v)
+		w.report(st, uid, v, listedAt)
 	}
 	for uid := range st.last {
 		if _, ok := pods[uid]; !ok {
-			w.report(st, uid, nil)
+			w.report(st, uid, nil, listedAt)
 		}
 	}
 	return true
@@ -237,11 +238,12 @@ func (w *Watcher) handleEvents(ctx context.Context, st *watchState, events []*ru
 		if last := st.last[uid]; last != nil {
 			cache = newStatusCache(map[string]*PodView{uid: last})
 		}
+		listedAt := time.Now()
 		pods, err := w.c.listPods(ctx, uid, cache)
 		if !w.listed(ctx, st, err) {
 			return false
 		}
-		w.report(st, uid, pods[uid])
+		w.report(st, uid, pods[uid], listedAt)
 	}
 	return ok
 }
@@ -264,14 +266,14 @@ func (w *Watcher) listed(ctx context.Context, st *watchState, err error) bool {
 
 // report passes v to the sink if it differs from the last view of uid. v nil or empty means
 // the pod has nothing in the runtime.
-func (w *Watcher) report(st *watchState, uid string, v *PodView) {
+func (w *Watcher) report(st *watchState, uid string, v *PodView, listedAt time.Time) {
 	last := st.last[uid]
 	if v == nil || v.Empty() {
 		if last == nil {
 			return
 		}
 		delete(st.last, uid)
-		st.sink(&PodView{UID: uid})
+		st.sink(&PodView{UID: uid, ListedAt: listedAt})
 		return
 	}
 	if last.Equal(v) {

@@ -1,0 +1,103 @@
+package sim
+
+import (
+	"strconv"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Environment variables of a container (ContainerConfig.envs) that script
+// its simulated process. Invalid values make CreateContainer fail with
+// InvalidArgument.
+const (
+	// EnvExitAfter (a Go duration, e.g. "30s", "0s") makes the process
+	// exit that long after StartContainer. Unset: it runs until stopped.
+	EnvExitAfter = "SIM_EXIT_AFTER"
+	// EnvExitCode is the exit code of that exit (default 0).
+	EnvExitCode = "SIM_EXIT_CODE"
+	// EnvExitReason overrides the reason of that exit (default "Completed"
+	// for code 0, else "Error"; e.g. "OOMKilled").
+	EnvExitReason = "SIM_EXIT_REASON"
+	// EnvStopExitCode is the exit code when the process ends on its own
+	// after StopContainer's SIGTERM (default 0).
+	EnvStopExitCode = "SIM_STOP_EXIT_CODE"
+	// EnvStopDelay (a Go duration) is how long the process takes to end
+	// after SIGTERM (default 0). If it exceeds StopContainer's timeout the
+	// process is killed at the timeout: exit code 137, reason "Error".
+	EnvStopDelay = "SIM_STOP_DELAY"
+	// EnvExecExitCode is the exit code of every ExecSync (default 0).
+	EnvExecExitCode = "SIM_EXEC_EXIT_CODE"
+)
+
+// Exit codes and reasons, as containerd reports them.
+const (
+	exitCodeKilled  = 137 // 128 + SIGKILL
+	reasonCompleted = "Completed"
+	reasonError     = "Error"
+)
+
+// behaviour is what a container's SIM_* variables script. Small on
+// purpose: one per container.
+type behaviour struct {
+	exitAfter    time.Duration
+	exits        bool // EnvExitAfter was set
+	exitCode     int32
+	exitReason   string
+	stopExitCode int32
+	stopDelay    time.Duration
+	execExitCode int32
+}
+
+func parseBehaviour(envs []*runtimeapi.KeyValue) (behaviour, error) {
+	var b behaviour
+	for _, kv := range envs {
+		var err error
+		v := string(kv.GetValue())
+		switch kv.GetKey() {
+		case EnvExitAfter:
+			b.exits = true
+			b.exitAfter, err = parseDuration(kv.GetKey(), v)
+		case EnvExitCode:
+			b.exitCode, err = parseCode(kv.GetKey(), v)
+		case EnvExitReason:
+			b.exitReason = v
+		case EnvStopExitCode:
+			b.stopExitCode, err = parseCode(kv.GetKey(), v)
+		case EnvStopDelay:
+			b.stopDelay, err = parseDuration(kv.GetKey(), v)
+		case EnvExecExitCode:
+			b.execExitCode, err = parseCode(kv.GetKey(), v)
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	if b.exitReason == "" {
+		b.exitReason = reasonFor(b.exitCode)
+	}
+	return b, nil
+}
+
+func parseDuration(key, v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, newErr(ErrInvalidArgument, "env %s=%q: want a non-negative Go duration", key, v)
+	}
+	return d, nil
+}
+
+func parseCode(key, v string) (int32, error) {
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		return 0, newErr(ErrInvalidArgument, "env %s=%q: want an integer exit code", key, v)
+	}
+	return int32(n), nil
+}
+
+func reasonFor(code int32) string {
+	if code == 0 {
+		return reasonCompleted
+	}
+	return reasonError
+}

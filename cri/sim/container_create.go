@@ -1,0 +1,100 @@
+package sim
+
+import (
+	"context"
+	"path/filepath"
+
+	"go.uber.org/zap"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// CreateContainer creates a CREATED container in a READY sandbox and emits
+// CONTAINER_CREATED_EVENT. The image (config.image.image: an image ID or a
+// reference) must have been pulled.
+//
+// Errors: InvalidArgument without metadata/name/image or for bad SIM_*
+// variables; NotFound for an unknown sandbox or an image not present;
+// FailedPrecondition (and a recorded violation) if the sandbox is not
+// READY; AlreadyExists while a container with the same name and attempt
+// exists in the sandbox.
+func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
+	cfg := req.GetConfig()
+	meta := cfg.GetMetadata()
+	if meta.GetName() == "" {
+		return nil, newErr(ErrInvalidArgument, "CreateContainer in sandbox %q: container metadata with a name is required", req.GetPodSandboxId())
+	}
+	if cfg.GetImage().GetImage() == "" {
+		return nil, newErr(ErrInvalidArgument, "CreateContainer %q in sandbox %q: image is required", meta.GetName(), req.GetPodSandboxId())
+	}
+	b, err := parseBehaviour(cfg.GetEnvs())
+	if err != nil {
+		return nil, newErr(ErrInvalidArgument, "CreateContainer %q in sandbox %q: %v", meta.GetName(), req.GetPodSandboxId(), err)
+	}
+	unlock, err := r.begin(ctx, "CreateContainer")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	sb, ok := r.sandboxes[req.GetPodSandboxId()]
+	if !ok {
+		return nil, newErr(ErrNotFound, "CreateContainer %q: sandbox %q not found", meta.GetName(), req.GetPodSandboxId())
+	}
+	name := containerName(meta, sb)
+	if !sb.ready {
+		r.violationLocked("CreateContainer %s: sandbox %q is NOTREADY", name, sb.id)
+		return nil, newErr(ErrFailedPrecondition, "CreateContainer %s: sandbox %q is not ready", name, sb.id)
+	}
+	img := r.images.resolve(cfg.GetImage().GetImage())
+	if img == nil {
+		return nil, newErr(ErrNotFound, "CreateContainer %s: image %q not present, pull it first", name, cfg.GetImage().GetImage())
+	}
+	if owner, ok := r.names[name]; ok {
+		return nil, newErr(ErrAlreadyExists, "CreateContainer: container name %q is reserved for container %q", name, owner)
+	}
+
+	logDir := req.GetSandboxConfig().GetLogDirectory()
+	if logDir == "" {
+		logDir = sb.logDir
+	}
+	c := &container{
+		id:          newID(),
+		sb:          sb,
+		name:        name,
+		meta:        cloneMsg(meta),
+		image:       cloneMsg(cfg.GetImage()),
+		imageID:     img.id,
+		labels:      cloneMap(cfg.GetLabels()),
+		annotations: cloneMap(cfg.GetAnnotations()),
+		mounts:      cloneMsgs(cfg.GetMounts()),
+		user:        containerUser(cfg.GetLinux().GetSecurityContext()),
+		stopSignal:  cfg.GetStopSignal(),
+		behaviour:   b,
+		state:       runtimeapi.ContainerState_CONTAINER_CREATED,
+		createdAt:   r.now(),
+		order:       r.nextOrder(),
+		resources:   cloneMsg(cfg.GetLinux().GetResources()),
+	}
+	if logDir != "" && cfg.GetLogPath() != "" {
+		c.logPath = filepath.Join(logDir, cfg.GetLogPath())
+	}
+	r.containers[c.id] = c
+	sb.containers[c.id] = c
+	r.names[name] = c.id
+	r.log.Debug("container created", zap.String("container", c.id), zap.String("name", name))
+	r.emitLocked(c.id, sb, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
+	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil
+}
+
+// containerUser is the identity the process starts with, when the config
+// names one.
+func containerUser(sc *runtimeapi.LinuxContainerSecurityContext) *runtimeapi.ContainerUser {
+	if sc.GetRunAsUser() == nil {
+		return nil
+	}
+	return &runtimeapi.ContainerUser{Linux: &runtimeapi.LinuxContainerUser{
+		Uid:                sc.GetRunAsUser().GetValue(),
+		Gid:                sc.GetRunAsGroup().GetValue(),
+		SupplementalGroups: append([]int64(nil), sc.GetSupplementalGroups()...),
+	}}
+}

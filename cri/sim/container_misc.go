@@ -1,0 +1,58 @@
+package sim
+
+import (
+	"context"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// UpdateContainerResources records new Linux resources for a container in
+// any state; ContainerStatus reports them. NotFound for an unknown ID.
+func (r *Runtime) UpdateContainerResources(ctx context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
+	unlock, err := r.begin(ctx, "UpdateContainerResources")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	c, ok := r.containers[req.GetContainerId()]
+	if !ok {
+		return nil, newErr(ErrNotFound, "UpdateContainerResources: container %q not found", req.GetContainerId())
+	}
+	if req.GetLinux() != nil {
+		c.resources = cloneMsg(req.GetLinux())
+	}
+	return &runtimeapi.UpdateContainerResourcesResponse{}, nil
+}
+
+// ReopenContainerLog succeeds for any existing container (no log file is
+// written by the simulator). NotFound for an unknown ID.
+func (r *Runtime) ReopenContainerLog(ctx context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
+	unlock, err := r.begin(ctx, "ReopenContainerLog")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, ok := r.containers[req.GetContainerId()]; !ok {
+		return nil, newErr(ErrNotFound, "ReopenContainerLog: container %q not found", req.GetContainerId())
+	}
+	return &runtimeapi.ReopenContainerLogResponse{}, nil
+}
+
+// ExecSync "runs" a command in a running container: empty output and the
+// exit code of SIM_EXEC_EXIT_CODE (default 0). NotFound for an unknown
+// ID, FailedPrecondition if the container is not running.
+func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest) (*runtimeapi.ExecSyncResponse, error) {
+	unlock, err := r.begin(ctx, "ExecSync")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	c, ok := r.containers[req.GetContainerId()]
+	if !ok {
+		return nil, newErr(ErrNotFound, "ExecSync: container %q not found", req.GetContainerId())
+	}
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return nil, newErr(ErrFailedPrecondition, "ExecSync %s (%s): container is in state %s, not running", c.name, c.id, c.state)
+	}
+	return &runtimeapi.ExecSyncResponse{Stdout: []byte{}, Stderr: []byte{}, ExitCode: c.behaviour.execExitCode}, nil
+}

@@ -1,0 +1,51 @@
+// Package sim is actorlet's simulated container runtime: a complete
+// in-memory implementation of the CRI v1 RuntimeService and ImageService
+// (k8s.io/cri-api), for simulation harnesses with many simulated nodes in
+// one process (in the spirit of KWOK and kubemark) and for crash testing
+// actorlet. It is not a mock: it keeps CRI semantics, records misuse, and
+// costs a few hundred bytes and no goroutine per pod.
+//
+// # Use
+//
+//	rt, _ := sim.New(sim.Options{Latency: map[string]time.Duration{"RunPodSandbox": 50 * time.Millisecond}})
+//	go sim.Serve(ctx, "unix:///run/actorlet-sim/cri.sock", rt) // a real socket, or
+//	conn, stop, _ := sim.InProcess(ctx, rt)                    // "sim://": in-memory gRPC
+//
+// # Semantics (containerd 2.x unless noted)
+//
+//   - Sandboxes get random 64-hex IDs and an IP from Options.PodCIDR
+//     (hostNetwork sandboxes report Options.HostIP). StopPodSandbox kills
+//     the sandbox's running containers (exit 137, "Error"), makes it
+//     NOTREADY and returns its IP to the pool, as the CRI asks ("reclaims
+//     network resources"); PodSandboxStatus keeps reporting the old IP.
+//     Stop and Remove are idempotent and succeed for unknown IDs.
+//   - Sandbox and container names (metadata incl. attempt) are reserved
+//     while the object exists: a second RunPodSandbox or CreateContainer
+//     with the same metadata fails with AlreadyExists.
+//   - Containers follow CREATED → RUNNING → EXITED. Their process is
+//     scripted by environment variables (EnvExitAfter, EnvExitCode,
+//     EnvExitReason, EnvStopExitCode, EnvStopDelay, EnvExecExitCode).
+//     RemoveContainer kills a running container first.
+//   - Events (GetContainerEvents) carry the sandbox status and all its
+//     container statuses; sandboxes emit events under their own ID.
+//   - Images are identified by "sha256:" + hex(sha256(normalised name));
+//     references are normalised like Docker's ("busybox" is
+//     "docker.io/library/busybox:latest"). A reference containing
+//     "notfound" fails to pull with NotFound.
+//   - Exec, Attach, PortForward and the checkpoint/restore RPCs answer
+//     Unimplemented. Stats are synthetic; no metrics are exported.
+//
+// # Misuse
+//
+// Calls a correct client never makes are refused as a real runtime would
+// and recorded in Info.Violations (Status with verbose=true, key InfoKey):
+// starting a container that is not CREATED, starting or creating a
+// container in a NOTREADY sandbox, and a second READY sandbox for one pod.
+//
+// # Time
+//
+// All delays (Options.Latency, container exits, stop grace periods) run on
+// Options.Clock, so tests drive them with a FakeClock. Timestamps are
+// taken from the same clock; an exit's finished_at is the exact scheduled
+// time.
+package sim

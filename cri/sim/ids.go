@@ -1,0 +1,14 @@
+package sim
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+)
+
+// newID returns a random 64-hex-digit identifier, the shape containerd uses
+// for sandbox and container IDs.
+func newID() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
+	return hex.EncodeToString(b[:])
+}

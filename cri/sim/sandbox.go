@@ -1,0 +1,112 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Well-known kubelet labels.
+const (
+	// LabelPodUID is the sandbox label the kubelet sets to the pod UID.
+	// The runtime uses it (else metadata.uid) to detect two READY
+	// sandboxes for one pod.
+	LabelPodUID = "io.kubernetes.pod.uid"
+)
+
+// sandbox is one pod sandbox. Fields other than ready, ipPooled and
+// containers never change after RunPodSandbox. Guarded by Runtime.mu.
+type sandbox struct {
+	id          string
+	name        string // reserved name, derived from the metadata
+	podUID      string
+	meta        *runtimeapi.PodSandboxMetadata
+	labels      map[string]string
+	annotations map[string]string
+	handler     string
+	logDir      string
+	createdAt   int64
+	order       uint64 // creation order, for stable listing
+	ns          *runtimeapi.NamespaceOption
+	ip          netip.Addr // reported IP: a pool address or the host IP
+	ipPooled    bool       // ip is held in the pool (until StopPodSandbox)
+	ready       bool
+	containers  map[string]*container
+}
+
+// sandboxName is the name reserved per sandbox; like containerd, the
+// runtime refuses a second sandbox with the same name (and attempt)
+// while the first exists.
+func sandboxName(m *runtimeapi.PodSandboxMetadata) string {
+	return fmt.Sprintf("%s_%s_%s_%d", m.GetName(), m.GetNamespace(), m.GetUid(), m.GetAttempt())
+}
+
+func (sb *sandbox) state() runtimeapi.PodSandboxState {
+	if sb.ready {
+		return runtimeapi.PodSandboxState_SANDBOX_READY
+	}
+	return runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+}
+
+// status is the sandbox's CRI status. After StopPodSandbox the IP is
+// still reported (as containerd does) though it went back to the pool.
+func (sb *sandbox) status() *runtimeapi.PodSandboxStatus {
+	return &runtimeapi.PodSandboxStatus{
+		Id:             sb.id,
+		Metadata:       cloneMsg(sb.meta),
+		State:          sb.state(),
+		CreatedAt:      sb.createdAt,
+		Network:        &runtimeapi.PodSandboxNetworkStatus{Ip: sb.ip.String()},
+		Linux:          &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: cloneMsg(sb.ns)}},
+		Labels:         cloneMap(sb.labels),
+		Annotations:    cloneMap(sb.annotations),
+		RuntimeHandler: sb.handler,
+	}
+}
+
+func (sb *sandbox) toCRI() *runtimeapi.PodSandbox {
+	return &runtimeapi.PodSandbox{
+		Id:             sb.id,
+		Metadata:       cloneMsg(sb.meta),
+		State:          sb.state(),
+		CreatedAt:      sb.createdAt,
+		Labels:         cloneMap(sb.labels),
+		Annotations:    cloneMap(sb.annotations),
+		RuntimeHandler: sb.handler,
+	}
+}
+
+func compareSandboxes(a, b *sandbox) int {
+	return cmp.Compare(a.order, b.order)
+}
+
+// matchLabels reports whether labels contain every pair of sel (the CRI's
+// MatchLabels-only selector; an empty selector matches everything).
+func matchLabels(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// matches applies a PodSandboxFilter: all set fields, ANDed.
+func (sb *sandbox) matches(f *runtimeapi.PodSandboxFilter) bool {
+	if f == nil {
+		return true
+	}
+	if f.Id != "" && f.Id != sb.id {
+		return false
+	}
+	if f.State != nil && f.State.State != sb.state() {
+		return false
+	}
+	return matchLabels(f.LabelSelector, sb.labels)
+}
+
+// sortSandboxes orders sandboxes oldest first.
+func sortSandboxes(s []*sandbox) { slices.SortFunc(s, compareSandboxes) }

@@ -1,0 +1,115 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"google.golang.org/grpc"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// PodSandboxStatus returns the sandbox's status, the statuses of all its
+// containers and the time they were taken. With verbose, info["info"] is
+// a JSON object with simulator details. NotFound for an unknown ID.
+func (r *Runtime) PodSandboxStatus(ctx context.Context, req *runtimeapi.PodSandboxStatusRequest) (*runtimeapi.PodSandboxStatusResponse, error) {
+	unlock, err := r.begin(ctx, "PodSandboxStatus")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	sb, ok := r.sandboxes[req.GetPodSandboxId()]
+	if !ok {
+		return nil, newErr(ErrNotFound, "PodSandboxStatus: sandbox %q not found", req.GetPodSandboxId())
+	}
+	resp := &runtimeapi.PodSandboxStatusResponse{Status: sb.status(), Timestamp: r.now()}
+	for _, c := range sb.sortedContainers() {
+		resp.ContainersStatuses = append(resp.ContainersStatuses, r.containerStatusLocked(c))
+	}
+	if req.GetVerbose() {
+		info, _ := json.Marshal(map[string]any{
+			"simulated":   true,
+			"name":        sb.name,
+			"podUID":      sb.podUID,
+			"hostNetwork": !sb.ipPooled && sb.ip == r.hostIP,
+			"containers":  len(sb.containers),
+		})
+		resp.Info = map[string]string{"info": string(info)}
+	}
+	return resp, nil
+}
+
+// ListPodSandbox lists the sandboxes matching every set field of the
+// filter (exact ID, state, all label pairs), oldest first.
+func (r *Runtime) ListPodSandbox(ctx context.Context, req *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
+	items, err := r.listSandboxes(ctx, "ListPodSandbox", req.GetFilter())
+	if err != nil {
+		return nil, err
+	}
+	return &runtimeapi.ListPodSandboxResponse{Items: items}, nil
+}
+
+// StreamPodSandboxes is ListPodSandbox in chunks of at most 500.
+func (r *Runtime) StreamPodSandboxes(req *runtimeapi.StreamPodSandboxesRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamPodSandboxesResponse]) error {
+	items, err := r.listSandboxes(stream.Context(), "StreamPodSandboxes", req.GetFilter())
+	if err != nil {
+		return err
+	}
+	return sendChunks(items, func(c []*runtimeapi.PodSandbox) error {
+		return stream.Send(&runtimeapi.StreamPodSandboxesResponse{PodSandboxes: c})
+	})
+}
+
+func (r *Runtime) listSandboxes(ctx context.Context, method string, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	unlock, err := r.begin(ctx, method)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var matched []*sandbox
+	if f.GetId() != "" {
+		if sb, ok := r.sandboxes[f.GetId()]; ok && sb.matches(f) {
+			matched = append(matched, sb)
+		}
+	} else {
+		for _, sb := range r.sandboxes {
+			if sb.matches(f) {
+				matched = append(matched, sb)
+			}
+		}
+	}
+	sortSandboxes(matched)
+	items := make([]*runtimeapi.PodSandbox, len(matched))
+	for i, sb := range matched {
+		items[i] = sb.toCRI()
+	}
+	return items, nil
+}
+
+// UpdatePodSandboxResources accepts any resources for an existing
+// sandbox; NotFound otherwise.
+func (r *Runtime) UpdatePodSandboxResources(ctx context.Context, req *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
+	unlock, err := r.begin(ctx, "UpdatePodSandboxResources")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, ok := r.sandboxes[req.GetPodSandboxId()]; !ok {
+		return nil, newErr(ErrNotFound, "UpdatePodSandboxResources: sandbox %q not found", req.GetPodSandboxId())
+	}
+	return &runtimeapi.UpdatePodSandboxResourcesResponse{}, nil
+}
+
+// streamChunk is the most items per message of the Stream* RPCs.
+const streamChunk = 500
+
+// sendChunks sends items in chunks of at most streamChunk, none empty
+// (the CRI: "lists of at least one item").
+func sendChunks[T any](items []T, send func([]T) error) error {
+	for c := range slices.Chunk(items, streamChunk) {
+		if err := send(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}

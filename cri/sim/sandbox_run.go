@@ -1,0 +1,83 @@
+package sim
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// RunPodSandbox creates a READY sandbox with a new random 64-hex ID and an
+// IP from the pod CIDR (the host IP for sandboxes in the node network
+// namespace). It emits CONTAINER_CREATED_EVENT and CONTAINER_STARTED_EVENT
+// with the sandbox ID.
+//
+// Errors: InvalidArgument without metadata or for an unknown runtime
+// handler; AlreadyExists while a sandbox with the same metadata (name,
+// namespace, uid, attempt) exists; ResourceExhausted when the pod CIDR is
+// full. A second READY sandbox for one pod UID is created but recorded as
+// a violation.
+func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandboxRequest) (*runtimeapi.RunPodSandboxResponse, error) {
+	cfg := req.GetConfig()
+	meta := cfg.GetMetadata()
+	if meta == nil {
+		return nil, newErr(ErrInvalidArgument, "RunPodSandbox: sandbox config metadata is required")
+	}
+	unlock, err := r.begin(ctx, "RunPodSandbox")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	name := sandboxName(meta)
+	if !r.handlers[req.GetRuntimeHandler()] {
+		return nil, newErr(ErrInvalidArgument, "RunPodSandbox %s: unknown runtime handler %q", name, req.GetRuntimeHandler())
+	}
+	if owner, ok := r.names[name]; ok {
+		return nil, newErr(ErrAlreadyExists, "RunPodSandbox: sandbox name %q is reserved for sandbox %q", name, owner)
+	}
+	podUID := cfg.GetLabels()[LabelPodUID]
+	if podUID == "" {
+		podUID = meta.GetUid()
+	}
+
+	ns := cloneMsg(cfg.GetLinux().GetSecurityContext().GetNamespaceOptions())
+	if ns == nil {
+		ns = &runtimeapi.NamespaceOption{}
+	}
+	sb := &sandbox{
+		id:          newID(),
+		name:        name,
+		podUID:      podUID,
+		meta:        cloneMsg(meta),
+		labels:      cloneMap(cfg.GetLabels()),
+		annotations: cloneMap(cfg.GetAnnotations()),
+		handler:     req.GetRuntimeHandler(),
+		logDir:      cfg.GetLogDirectory(),
+		createdAt:   r.now(),
+		order:       r.nextOrder(),
+		ns:          ns,
+		ready:       true,
+		containers:  make(map[string]*container),
+	}
+	if ns.GetNetwork() == runtimeapi.NamespaceMode_NODE {
+		sb.ip = r.hostIP
+	} else {
+		ip, err := r.ipam.allocate()
+		if err != nil {
+			return nil, err
+		}
+		sb.ip, sb.ipPooled = ip, true
+	}
+
+	if podUID != "" && r.readyByPod[podUID] > 0 {
+		r.violationLocked("RunPodSandbox %s: pod UID %q already has %d READY sandbox(es)", name, podUID, r.readyByPod[podUID])
+	}
+	r.readyByPod[podUID]++
+	r.sandboxes[sb.id] = sb
+	r.names[name] = sb.id
+	r.log.Debug("sandbox ready", zap.String("sandbox", sb.id), zap.String("name", name), zap.Stringer("ip", sb.ip))
+	r.emitLocked(sb.id, sb, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
+	r.emitLocked(sb.id, sb, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
+	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: sb.id}, nil
+}

@@ -1,0 +1,239 @@
+// Package agent assembles one actorlet node: journal, actors, runtime
+// watcher and pod sources. cmd/actorlet runs one; simulation harnesses embed
+// many in one process, each with its own root dir and runtime.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/cri"
+	"github.com/actorlet/actorlet/journal"
+	"github.com/actorlet/actorlet/node/podstatus"
+	"github.com/actorlet/actorlet/node/staticpod"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// Config is one node's configuration.
+type Config struct {
+	NodeName string
+	// RootDir holds the journal (RootDir/journal.db).
+	RootDir string
+	// Runtime is the connected CRI runtime; the agent does not close it.
+	Runtime *cri.Client
+	// RuntimeName prefixes container IDs in pod statuses (from CRI Version).
+	RuntimeName string
+	// ManifestDir is the static pod directory ("" for none).
+	ManifestDir        string
+	FileCheckFrequency time.Duration
+	PodLogsDir         string
+	Lifecycle          lifecycle.Config
+	RelistPeriod       time.Duration
+	HostIP             string
+	Logger             *zap.Logger
+	// Registerer gets the pod and journal metrics (nil: not registered).
+	Registerer prometheus.Registerer
+	// ActorOptions configure the actor system (logging).
+	ActorOptions []actor.ConfigOption
+	// Pods are the first desired sets of embedded sources (see SetPods), by
+	// source name. Recovery takes down journaled pods that no source wants,
+	// so an embedder that restarts a node passes its pods here.
+	Pods map[string][]*corev1.Pod
+}
+
+// Agent is a running node. Its methods are safe for concurrent use.
+type Agent struct {
+	cfg      Config
+	log      *zap.Logger
+	journal  *journal.Journal
+	statuses *podstatus.Cache
+	system   *actor.ActorSystem
+	sup      *actor.PID
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	recovery time.Duration
+	sources  *sourceForwarder
+}
+
+// Start opens the journal, recovers (journal, runtime, sources) and starts
+// the actors. It returns once every recovered pod has its actor.
+func Start(ctx context.Context, cfg Config) (*Agent, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Lifecycle.BackoffInitial == 0 {
+		cfg.Lifecycle = lifecycle.DefaultConfig()
+	}
+	if cfg.HostIP == "" {
+		cfg.HostIP = "127.0.0.1"
+	}
+	log := cfg.Logger
+	if err := os.MkdirAll(cfg.RootDir, 0o700); err != nil {
+		return nil, fmt.Errorf("root dir: %w", err)
+	}
+	j, err := journal.Open(ctx, cfg.RootDir, journal.Options{Logger: log.Named("journal")})
+	if err != nil {
+		return nil, err
+	}
+	if q := j.Quarantined(); q != nil {
+		log.Error("THE JOURNAL WAS CORRUPT AND HAS BEEN QUARANTINED; starting from the runtime and the pod sources", zap.Error(q))
+	}
+	a := &Agent{cfg: cfg, log: log, journal: j, sources: newSourceForwarder()}
+	reg := cfg.Registerer
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	a.statuses = podstatus.New(reg, clock.RealClock{})
+	if err := reg.Register(newJournalCollector(j)); err != nil {
+		j.Close()
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	fail := func(err error) (*Agent, error) {
+		cancel()
+		a.wg.Wait()
+		j.Close()
+		return nil, err
+	}
+
+	start := time.Now()
+	rec, err := recoverState(ctx, j, cfg.Runtime)
+	if err != nil {
+		return fail(err)
+	}
+	for name, pods := range cfg.Pods {
+		rec.Sources = append(rec.Sources, actors.SourceSnapshot{Source: name, Pods: pods})
+	}
+	if cfg.ManifestDir != "" {
+		src, err := staticpod.New(staticpod.Options{Dir: cfg.ManifestDir, NodeName: cfg.NodeName,
+			ResyncPeriod: cfg.FileCheckFrequency, Logger: log.Named("staticpod")})
+		if err != nil {
+			return fail(err)
+		}
+		first, err := a.sources.run(runCtx, &a.wg, "file", src.Run)
+		if err != nil {
+			return fail(fmt.Errorf("static pods in %s: %w", cfg.ManifestDir, err))
+		}
+		rec.Sources = append(rec.Sources, first)
+	}
+	deps := actors.Deps{
+		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: a.statuses,
+		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
+		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
+		PodConfig: actors.PodConfigOptions{PodLogsDir: cfg.PodLogsDir},
+	}
+	a.system = actor.NewActorSystem(cfg.ActorOptions...)
+	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(deps, loader(j), rec), "supervisor")
+	if err != nil {
+		return fail(fmt.Errorf("start supervisor: %w", err))
+	}
+	// The supervisor's Started handler spawned every recovered pod once
+	// this answers.
+	if _, err := a.system.Root.RequestFuture(a.sup, &actors.ActivePods{}, time.Minute).Result(); err != nil {
+		return fail(fmt.Errorf("start supervisor: %w", err))
+	}
+	a.recovery = time.Since(start)
+	log.Info("recovered", zap.Duration("took", a.recovery), zap.Int("journaled", len(rec.States)), zap.Int("runtime", len(rec.Views)))
+
+	a.wg.Add(2)
+	go func() {
+		defer a.wg.Done()
+		a.sources.forward(runCtx, func(s *actors.SourceSnapshot) { a.system.Root.Send(a.sup, s) })
+	}()
+	go func() {
+		defer a.wg.Done()
+		w := cri.NewWatcher(cfg.Runtime, cri.WatchOptions{RelistPeriod: cfg.RelistPeriod, Logger: log.Named("watch")})
+		w.Run(runCtx, func(v *cri.PodView) { a.system.Root.Send(a.sup, actors.Observed(v.UID, v)) })
+	}()
+	return a, nil
+}
+
+// RecoveryTime is how long Start took to replay the journal, list the
+// runtime and start every recovered pod's actor.
+func (a *Agent) RecoveryTime() time.Duration { return a.recovery }
+
+// Statuses is the node's view of its pods' statuses.
+func (a *Agent) Statuses() *podstatus.Cache { return a.statuses }
+
+// Journal is the node's journal.
+func (a *Agent) Journal() *journal.Journal { return a.journal }
+
+// SetPods makes pods the whole desired set of the named source (an embedded
+// source, like the static files are one). Each pod needs a UID.
+func (a *Agent) SetPods(source string, pods []*corev1.Pod) {
+	a.system.Root.Send(a.sup, &actors.SourceSnapshot{Source: source, Pods: pods})
+}
+
+// ActivePods returns the UIDs the node runs actors for.
+func (a *Agent) ActivePods(ctx context.Context) ([]string, error) {
+	res, err := a.system.Root.RequestFuture(a.sup, &actors.ActivePods{}, time.Minute).Result()
+	if err != nil {
+		return nil, err
+	}
+	return res.([]string), nil
+}
+
+// Stop stops the node's actors and closes its journal. Pods keep running in
+// the runtime; a new Agent on the same root dir takes them over.
+func (a *Agent) Stop(ctx context.Context) error {
+	a.cancel()
+	a.wg.Wait()
+	var errs []error
+	if err := a.system.Root.StopFuture(a.sup).Wait(); err != nil {
+		errs = append(errs, fmt.Errorf("stop supervisor: %w", err))
+	}
+	a.system.Shutdown()
+	errs = append(errs, a.journal.Close())
+	return errors.Join(errs...)
+}
+
+// recoverState reads every pod's journal and lists the runtime once.
+func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client) (*actors.Recovery, error) {
+	streams, err := j.LoadAll(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("recover from journal %s: %w", j.Path(), err)
+	}
+	rec := &actors.Recovery{States: map[string]*lifecycle.State{}, Views: map[string]*pb.RuntimeObserved{}, ListedAt: time.Now()}
+	for uid, s := range streams {
+		st, err := actors.Restore(uid, s.Snapshot, s.Events)
+		if err != nil {
+			return nil, fmt.Errorf("recover from journal %s: %w", j.Path(), err)
+		}
+		rec.States[uid] = st
+	}
+	views, err := client.ListPods(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the runtime's pods: %w", err)
+	}
+	for uid, v := range views {
+		rec.Views[uid] = actors.Observed(uid, v)
+	}
+	return rec, nil
+}
+
+// loader reloads one pod from the journal (restarted or newly seen actors).
+func loader(j *journal.Journal) actors.Loader {
+	return func(ctx context.Context, uid string) (*lifecycle.State, error) {
+		s, err := j.Load(ctx, uid)
+		if errors.Is(err, journal.ErrNotFound) {
+			return lifecycle.NewState(uid), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return actors.Restore(uid, s.Snapshot, s.Events)
+	}
+}

@@ -1,0 +1,183 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/cri"
+	"github.com/actorlet/actorlet/cri/sim"
+	"github.com/actorlet/actorlet/node/agent"
+)
+
+type env struct {
+	t      *testing.T
+	rt     *sim.Runtime
+	client *cri.Client
+	root   string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	rt, err := sim.New(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, stop, err := sim.InProcess(context.Background(), rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := cri.NewFromConn(conn, conn, cri.Options{Timeout: 10 * time.Second})
+	t.Cleanup(func() { client.Close(); stop(); rt.Close() })
+	return &env{t: t, rt: rt, client: client, root: t.TempDir()}
+}
+
+func (e *env) start(pods ...*corev1.Pod) *agent.Agent {
+	e.t.Helper()
+	lc := lifecycle.DefaultConfig()
+	lc.BackoffInitial = 50 * time.Millisecond
+	lc.BackoffMax = 200 * time.Millisecond
+	a, err := agent.Start(context.Background(), agent.Config{
+		NodeName: "node-1", RootDir: e.root, Runtime: e.client, RuntimeName: "actorlet-sim",
+		Lifecycle: lc, RelistPeriod: 50 * time.Millisecond, Logger: zaptest.NewLogger(e.t),
+		Pods: map[string][]*corev1.Pod{"test": pods},
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
+
+func pod(name string, policy corev1.RestartPolicy, env ...corev1.EnvVar) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec: corev1.PodSpec{RestartPolicy: policy, Containers: []corev1.Container{
+			{Name: "app", Image: "example/app:1", ImagePullPolicy: corev1.PullIfNotPresent, Env: env},
+		}},
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, s := cond()
+		if ok {
+			return
+		}
+		last = s
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s; last: %s", what, last)
+}
+
+func phaseOf(a *agent.Agent, uid string) (corev1.PodPhase, *corev1.Pod) {
+	p, ok := a.Statuses().Get(uid)
+	if !ok {
+		return "", nil
+	}
+	return p.Status.Phase, p
+}
+
+func (e *env) checkViolations() {
+	e.t.Helper()
+	if v := e.rt.Info().Violations; len(v) > 0 {
+		e.t.Fatalf("CRI misuse seen by the runtime: %v", v)
+	}
+}
+
+func TestPodsRunRestartAndStop(t *testing.T) {
+	e := newEnv(t)
+	a := e.start()
+	crash := pod("crash", corev1.RestartPolicyAlways, corev1.EnvVar{Name: "SIM_EXIT_AFTER", Value: "10ms"}, corev1.EnvVar{Name: "SIM_EXIT_CODE", Value: "3"})
+	web := pod("web", corev1.RestartPolicyAlways)
+	job := pod("job", corev1.RestartPolicyNever, corev1.EnvVar{Name: "SIM_EXIT_AFTER", Value: "10ms"})
+	a.SetPods("test", []*corev1.Pod{crash, web, job})
+
+	waitFor(t, "web Running and ready", func() (bool, string) {
+		ph, p := phaseOf(a, "uid-web")
+		return ph == corev1.PodRunning && p.Status.ContainerStatuses[0].Ready, string(ph)
+	})
+	waitFor(t, "job Succeeded", func() (bool, string) {
+		ph, _ := phaseOf(a, "uid-job")
+		return ph == corev1.PodSucceeded, string(ph)
+	})
+	waitFor(t, "crash restarted with back-off at least 3 times", func() (bool, string) {
+		_, p := phaseOf(a, "uid-crash")
+		if p == nil || len(p.Status.ContainerStatuses) == 0 {
+			return false, "no status"
+		}
+		cs := p.Status.ContainerStatuses[0]
+		return cs.RestartCount >= 3, fmt.Sprintf("restarts=%d", cs.RestartCount)
+	})
+
+	a.SetPods("test", []*corev1.Pod{crash, job})
+	waitFor(t, "web removed from the runtime", func() (bool, string) {
+		v, err := e.client.ListPod(context.Background(), "uid-web")
+		if err != nil {
+			return false, err.Error()
+		}
+		_, known := a.Statuses().Get("uid-web")
+		return v.Empty() && !known, fmt.Sprintf("sandboxes=%d known=%v", len(v.Sandboxes), known)
+	})
+	if err := a.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.checkViolations()
+}
+
+func TestRestartAdoptsRunningContainers(t *testing.T) {
+	e := newEnv(t)
+	a := e.start()
+	var pods []*corev1.Pod
+	for i := range 10 {
+		pods = append(pods, pod(fmt.Sprintf("p%d", i), corev1.RestartPolicyAlways))
+	}
+	a.SetPods("test", pods)
+	ids := map[string]string{}
+	waitFor(t, "all pods Running", func() (bool, string) {
+		n := 0
+		for _, p := range pods {
+			if ph, st := phaseOf(a, string(p.UID)); ph == corev1.PodRunning && st.Status.ContainerStatuses[0].State.Running != nil {
+				ids[string(p.UID)] = st.Status.ContainerStatuses[0].ContainerID
+				n++
+			}
+		}
+		return n == len(pods), fmt.Sprintf("%d running", n)
+	})
+	if err := a.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	// A new agent on the same root dir and runtime takes the pods over
+	// without restarting anything.
+	b := e.start(pods...)
+	defer b.Stop(context.Background())
+	waitFor(t, "all pods Running again with the same containers", func() (bool, string) {
+		for _, p := range pods {
+			ph, st := phaseOf(b, string(p.UID))
+			if ph != corev1.PodRunning {
+				return false, string(p.UID) + " " + string(ph)
+			}
+			cs := st.Status.ContainerStatuses[0]
+			if cs.ContainerID != ids[string(p.UID)] || cs.RestartCount != 0 {
+				t.Fatalf("pod %s: container %s restarts=%d, was %s", p.UID, cs.ContainerID, cs.RestartCount, ids[string(p.UID)])
+			}
+		}
+		return true, ""
+	})
+	info := e.rt.Info()
+	if info.Sandboxes != len(pods) || info.Containers != len(pods) {
+		t.Fatalf("runtime holds %d sandboxes and %d containers for %d pods", info.Sandboxes, info.Containers, len(pods))
+	}
+	e.checkViolations()
+}
