@@ -1,0 +1,117 @@
+package journal
+
+import (
+	"context"
+	"fmt"
+
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// Append writes events to the pod's stream and returns once they are durable
+// (committed and, unless NoSync, fsynced), or with an error.
+//
+// The caller — the pod's only writer — numbers the events: their seqs must be
+// consecutive and the first must be one more than the pod's last stored seq
+// (its snapshot's seq if all events were compacted, 0 for a new pod), else
+// Append fails with ErrSequence and writes nothing; other pods committed in
+// the same transaction are not affected. Each envelope must have pod_uid ==
+// podUID, an event and a seq (else ErrInvalid) and a schema_version of 0 or
+// SchemaVersion (else ErrSchemaVersion). Append sets a schema_version of 0 to
+// SchemaVersion and a time_unix_nano of 0 to the clock's time, in the
+// caller's envelopes; the caller must not change them while Append runs.
+// Appending no events does nothing.
+//
+// All or nothing: when Append returns nil all events are stored; when it
+// returns an error none is visible to this process. (After an I/O error
+// during the commit the file may still hold the batch on the next Open;
+// a caller that fails on an error must recover by Load.)
+//
+// Context: if ctx ends while the request waits in the queue, Append returns
+// ctx's error and the events are never written. Once the writer has taken
+// the request, Append waits for that commit (one transaction) and returns its
+// outcome, whatever ctx does. So an error wrapping ctx.Err() always means
+// "not written".
+//
+// The journal does not know what a secret is: callers must strip Secret data
+// from what they journal (see the package documentation).
+func (j *Journal) Append(ctx context.Context, podUID string, events ...*pb.Envelope) error {
+	if err := checkPodUID(podUID); err != nil {
+		return fmt.Errorf("append to pod %q: %w", podUID, err)
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	first, recs, size, err := prepareEnvelopes(podUID, events, j.opts.Clock.Now().UnixNano())
+	if err != nil {
+		return fmt.Errorf("append to pod %q: %w", podUID, err)
+	}
+	r := newRequest(kindAppend, podUID)
+	r.first, r.recs, r.size = first, recs, size
+	if err := j.submit(ctx, r); err != nil {
+		return fmt.Errorf("append to pod %q: %w", podUID, err)
+	}
+	return nil
+}
+
+// SaveSnapshot durably stores snap as its pod's snapshot (replacing the
+// previous one) and deletes the pod's events with seq <= snap.Seq, in one
+// transaction. snap.Seq must be at most the pod's last stored seq and at
+// least its current snapshot's seq, else ErrSequence. The pod is
+// snap.PodUid; the state must be set (ErrInvalid). Durability, atomicity and
+// ctx behave as for Append; SaveSnapshot sets a zero schema_version and
+// time_unix_nano in snap.
+func (j *Journal) SaveSnapshot(ctx context.Context, snap *pb.Snapshot) error {
+	uid := snap.GetPodUid()
+	if err := checkPodUID(uid); err != nil {
+		return fmt.Errorf("save snapshot of pod %q: %w", uid, err)
+	}
+	rec, err := prepareSnapshot(snap, j.opts.Clock.Now().UnixNano())
+	if err != nil {
+		return fmt.Errorf("save snapshot of pod %q: %w", uid, err)
+	}
+	r := newRequest(kindSnapshot, uid)
+	r.snap, r.recs, r.size = snap, [][]byte{rec}, len(rec)
+	if err := j.submit(ctx, r); err != nil {
+		return fmt.Errorf("save snapshot of pod %q: %w", uid, err)
+	}
+	return nil
+}
+
+// Delete durably removes the pod's events and snapshot: the compaction of a
+// pod that is gone for good. Deleting a pod with nothing stored succeeds.
+// A later Append for the same UID starts a new stream at seq 1. The file does
+// not shrink; bbolt reuses the freed pages. Durability and ctx behave as for
+// Append.
+func (j *Journal) Delete(ctx context.Context, podUID string) error {
+	if err := checkPodUID(podUID); err != nil {
+		return fmt.Errorf("delete pod %q: %w", podUID, err)
+	}
+	if err := j.submit(ctx, newRequest(kindDelete, podUID)); err != nil {
+		return fmt.Errorf("delete pod %q: %w", podUID, err)
+	}
+	return nil
+}
+
+// submit queues r for the writer and waits for its outcome (see Append for
+// the ctx contract).
+func (j *Journal) submit(ctx context.Context, r *request) error {
+	if j.readOnly {
+		return ErrReadOnly
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := j.queue.push(r); err != nil {
+		return err
+	}
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(stateQueued, stateCanceled) {
+			return ctx.Err()
+		}
+		// The writer has it: the outcome comes within one transaction.
+		return <-r.done
+	}
+}

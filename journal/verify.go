@@ -1,0 +1,123 @@
+package journal
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	bolt "go.etcd.io/bbolt"
+	"go.uber.org/zap"
+)
+
+// Verify checks the whole journal: bbolt's page-level consistency check, the
+// file length, the meta bucket and schema version, and every record: it
+// decodes, has a known schema version, the pod_uid of its bucket and the seq
+// of its key; each pod's events continue its snapshot (or start at 1) without
+// gaps. It returns nil or a *CorruptError (ErrCorrupt) listing the problems.
+//
+// On a writable journal Verify runs in the writer goroutine, inside a write
+// transaction that it rolls back (bbolt's check is not safe in a read
+// transaction while another transaction writes): appends wait while it runs.
+// It honours ctx as Append does.
+func (j *Journal) Verify(ctx context.Context) error {
+	if j.readOnly {
+		err := j.view(func(tx *bolt.Tx) error { return j.verifyTx(ctx, tx) })
+		if err != nil {
+			return fmt.Errorf("verify journal %s: %w", j.path, err)
+		}
+		return nil
+	}
+	r := newRequest(kindVerify, "")
+	r.ctx = ctx
+	if err := j.submit(ctx, r); err != nil {
+		return fmt.Errorf("verify journal %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// verifyInWriter runs verifyTx in a write transaction that is rolled back.
+func (j *Journal) verifyInWriter(ctx context.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.log.Error("bbolt panicked verifying the journal",
+				zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+			err = &CorruptError{Path: j.path, Problems: []Problem{{Detail: fmt.Sprintf("bbolt panicked: %v", r)}}}
+		}
+	}()
+	tx, err := j.db.Begin(true)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	return j.verifyTx(ctx, tx)
+}
+
+// verifyTx is Verify's check, in any transaction.
+func (j *Journal) verifyTx(ctx context.Context, tx *bolt.Tx) error {
+	var problems []Problem
+	fail := func(format string, args ...any) error {
+		problems = append(problems, Problem{Detail: fmt.Sprintf(format, args...)})
+		return &CorruptError{Path: j.path, Problems: problems}
+	}
+
+	if fi, err := os.Stat(j.path); err != nil {
+		return err
+	} else if fi.Size() < tx.Size() {
+		problems = append(problems, Problem{Detail: fmt.Sprintf("file is %d bytes but its pages need %d (truncated)", fi.Size(), tx.Size())})
+	}
+	problems = append(problems, checkPages(tx)...)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	if schema, err := readSchema(tx); err != nil {
+		problems = append(problems, Problem{Detail: err.Error()})
+	} else if schema != SchemaVersion {
+		problems = append(problems, Problem{Detail: fmt.Sprintf("schema version %d, want %d", schema, SchemaVersion)})
+	}
+	pods, snaps := tx.Bucket(bucketPods), tx.Bucket(bucketSnapshots)
+	if pods == nil {
+		return fail("bucket %q is missing", bucketPods)
+	}
+	if snaps == nil {
+		return fail("bucket %q is missing", bucketSnapshots)
+	}
+
+	n := 0
+	c := pods.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if n++; n%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if v != nil {
+			problems = append(problems, Problem{PodUID: string(k), Detail: "pods bucket holds a value, not a bucket, for this pod"})
+			continue
+		}
+		_, p := readStream(string(k), pods.Bucket(k), snaps.Get(k))
+		problems = append(problems, p...)
+	}
+	c = snaps.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if n++; n%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if v == nil {
+			problems = append(problems, Problem{PodUID: string(k), Detail: "snapshots bucket holds a bucket, not a snapshot, for this pod"})
+			continue
+		}
+		if pods.Bucket(k) != nil {
+			continue // checked with its events
+		}
+		_, p := readStream(string(k), nil, v)
+		problems = append(problems, p...)
+	}
+	if problems != nil {
+		return &CorruptError{Path: j.path, Problems: problems}
+	}
+	return nil
+}
