@@ -27,7 +27,9 @@
 //     EnvExitReason, EnvStopExitCode, EnvStopDelay, EnvExecExitCode).
 //     RemoveContainer kills a running container first.
 //   - Events (GetContainerEvents) carry the sandbox status and all its
-//     container statuses; sandboxes emit events under their own ID.
+//     container statuses; sandboxes emit events under their own ID. The
+//     sandbox's DELETED event carries its last status (containerd sends
+//     none, having already forgotten the sandbox).
 //   - Images are identified by "sha256:" + hex(sha256(normalised name));
 //     references are normalised like Docker's ("busybox" is
 //     "docker.io/library/busybox:latest"). A reference containing

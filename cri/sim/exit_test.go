@@ -166,8 +166,7 @@ func TestStopShortensPendingStop(t *testing.T) {
 		_, err := rt.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 2})
 		done <- err
 	}()
-	// The pending 1m exit is replaced by the 2s kill: still one waiter
-	// for the container, plus none from the second call once armed.
+	// The pending graceful exit in 1m is replaced by a kill in 2s.
 	waitFor(t, "the shorter kill to be armed", func() bool {
 		in := containerStatusVerbose(t, ctx, rt, id)
 		return strings.Contains(in, `"pendingExitCode":137`)
