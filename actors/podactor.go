@@ -56,6 +56,10 @@ type podActor struct {
 	stopped   bool
 	// published: the status was published at least once by this incarnation.
 	published bool
+	// synced: a runtime view arrived since this incarnation started. No
+	// effect runs before: after a crash the runtime may already have done
+	// what the journal still shows as outstanding.
+	synced bool
 }
 
 func newPodActor(uid string, deps *Deps, load Loader, initial *lifecycle.State) *podActor {
@@ -71,20 +75,21 @@ func (a *podActor) log() *zap.Logger { return a.deps.Logger.With(zap.String("pod
 func (a *podActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		if a.state == nil { // restarted: what is on disk is the truth
+		if a.state == nil { // new, or restarted: what is on disk is the truth
 			st, err := a.load(context.Background(), a.uid)
 			if err != nil {
 				panic(&JournalError{PodUID: a.uid, Err: err})
 			}
 			a.state = st
-			a.requestList(ctx)
 		}
+		a.requestList(ctx)
 	case *actor.Stopping, *actor.Restarting:
 		a.stopTimer()
 	case *pb.PodDesired, *pb.PodUndesired, *pb.Tick:
 		a.handle(ctx, m.(lifecycle.Input))
 	case *pb.RuntimeObserved:
 		a.listing = false
+		a.synced = true
 		clear(a.done)
 		a.handle(ctx, m)
 	case *effectDone:
@@ -167,7 +172,7 @@ func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now t
 			continue
 		}
 		key := e.Key()
-		if a.inflight[key] || a.done[key] {
+		if !a.synced || a.inflight[key] || a.done[key] {
 			continue
 		}
 		if until, ok := a.blocked[key]; ok && now.Before(until) {

@@ -1,0 +1,83 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.uber.org/zap"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/cri/sim"
+	"github.com/actorlet/actorlet/node/agent"
+	"github.com/actorlet/actorlet/node/server"
+)
+
+// runNode runs one node until ctx is done: connect the runtime, start the
+// agent (journal, recovery, actors, sources), serve HTTP; on SIGTERM stop
+// the agent and leave the pods running.
+func runNode(ctx context.Context, nc *nodeConfig) error {
+	log, err := nc.log.build()
+	if err != nil {
+		return err
+	}
+	defer log.Sync() //nolint:errcheck // stderr
+	log = log.With(zap.String("node", nc.nodeName))
+	for _, f := range nc.ignored {
+		log.Warn("KubeletConfiguration field is not supported by actorlet and is ignored", zap.String("field", f), zap.String("config", nc.configFile))
+	}
+	latency, err := parseLatency(nc.simLatency)
+	if err != nil {
+		return err
+	}
+	client, closeRuntime, err := connectRuntime(ctx, nc.runtimeEndpoint, nc.imageEndpoint, nc.runtimeTimeout,
+		sim.Options{PodCIDR: nc.simPodCIDR, Latency: latency}, log.Named("cri"))
+	if err != nil {
+		return err
+	}
+	defer closeRuntime()
+	ver, err := client.Version(ctx)
+	if err != nil {
+		return fmt.Errorf("container runtime at %s: %w", nc.runtimeEndpoint, err)
+	}
+	log.Info("container runtime", zap.String("name", ver.RuntimeName), zap.String("version", ver.RuntimeVersion), zap.String("endpoint", nc.runtimeEndpoint))
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	lc := lifecycle.DefaultConfig()
+	lc.BackoffInitial, lc.BackoffMax = nc.backoffInitial, nc.backoffMax
+	a, err := agent.Start(ctx, agent.Config{
+		NodeName: nc.nodeName, RootDir: nc.rootDir, Runtime: client, RuntimeName: ver.RuntimeName,
+		ManifestDir: nc.podManifestPath, FileCheckFrequency: nc.fileCheckFrequency, PodLogsDir: nc.podLogsDir,
+		Lifecycle: lc, RelistPeriod: nc.relistPeriod, Logger: log, Registerer: reg,
+		ActorOptions: []actor.ConfigOption{actorLogging(log)},
+	})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Options{
+		Address: nc.healthzBindAddress, Port: int(nc.healthzPort), Pods: a.Statuses(), Gatherer: reg, Logger: log.Named("http"),
+		Healthz: func(ctx context.Context) error {
+			_, err := client.Version(ctx)
+			return err
+		},
+	})
+	if err == nil {
+		err = srv.Start(ctx)
+	}
+	if err != nil {
+		_ = a.Stop(context.Background())
+		return err
+	}
+	log.Info("actorlet is running", zap.String("healthz", srv.Addr()), zap.String("rootDir", nc.rootDir),
+		zap.String("manifests", nc.podManifestPath), zap.Duration("recovery", a.RecoveryTime()))
+
+	<-ctx.Done()
+	log.Info("shutting down; pods keep running")
+	stopCtx, cancel := context.WithTimeout(context.Background(), nc.shutdownGracePeriod)
+	defer cancel()
+	_ = srv.Shutdown(stopCtx)
+	return a.Stop(stopCtx)
+}

@@ -1,0 +1,165 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/actorlet/actorlet/node/kubeletconfig"
+)
+
+// runOptions are the flags of `actorlet run`, named like the kubelet's.
+type runOptions struct {
+	log                 logOptions
+	configFile          string
+	runtimeEndpoint     string
+	imageEndpoint       string
+	runtimeTimeout      time.Duration
+	podManifestPath     string
+	rootDir             string
+	hostnameOverride    string
+	healthzBindAddress  string
+	healthzPort         int32
+	podLogsDir          string
+	fileCheckFrequency  time.Duration
+	backoffInitial      time.Duration
+	backoffMax          time.Duration
+	relistPeriod        time.Duration
+	simPodCIDR          string
+	simLatency          string
+	shutdownGracePeriod time.Duration
+}
+
+func newRunCommand() *cobra.Command {
+	o := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the node agent",
+		Long: `Run the node agent: take the static pods of --pod-manifest-path, run them through the CRI
+runtime at --container-runtime-endpoint (sim:// for the in-process simulated runtime), journal
+every decision under --root-dir and serve /healthz, /pods and /metrics on the healthz port.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := o.resolve(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			return runNode(cmd.Context(), cfg)
+		},
+	}
+	fs := cmd.Flags()
+	o.log.addFlags(fs)
+	fs.StringVar(&o.configFile, "config", "", "a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags override it")
+	fs.StringVar(&o.runtimeEndpoint, "container-runtime-endpoint", kubeletconfig.DefaultContainerRuntimeEndpoint, "the CRI runtime's endpoint: unix:///path, or sim:// for the in-process simulated runtime")
+	fs.StringVar(&o.imageEndpoint, "image-service-endpoint", "", "the CRI image service's endpoint (default: the runtime endpoint)")
+	fs.DurationVar(&o.runtimeTimeout, "runtime-request-timeout", kubeletconfig.DefaultRuntimeRequestTimeout, "timeout of each CRI call except long-running ones")
+	fs.StringVar(&o.podManifestPath, "pod-manifest-path", "", "directory of static pod manifests (YAML or JSON)")
+	fs.StringVar(&o.rootDir, "root-dir", "/var/lib/actorlet", "directory of actorlet's state; the journal lives there")
+	fs.StringVar(&o.hostnameOverride, "hostname-override", "", "the node name, instead of the host name")
+	fs.StringVar(&o.healthzBindAddress, "healthz-bind-address", kubeletconfig.DefaultHealthzBindAddress, "address of the healthz/pods/metrics server")
+	fs.Int32Var(&o.healthzPort, "healthz-port", kubeletconfig.DefaultHealthzPort, "port of the healthz/pods/metrics server (0: any free port)")
+	fs.StringVar(&o.podLogsDir, "pod-logs-dir", kubeletconfig.DefaultPodLogsDir, "where container logs go (<dir>/<ns>_<name>_<uid>/<container>/<n>.log)")
+	fs.DurationVar(&o.fileCheckFrequency, "file-check-frequency", kubeletconfig.DefaultFileCheckFrequency, "how often the manifest directory is re-read besides watching it")
+	fs.DurationVar(&o.backoffInitial, "crashloop-backoff-initial", 10*time.Second, "delay before the second restart of a crashing container (then doubling)")
+	fs.DurationVar(&o.backoffMax, "crashloop-backoff-max", kubeletconfig.DefaultMaxContainerRestartPeriod, "the longest crash-loop back-off (crashLoopBackOff.maxContainerRestartPeriod)")
+	fs.DurationVar(&o.relistPeriod, "relist-period", time.Second, "how often the runtime is listed when it does not serve container events")
+	fs.StringVar(&o.simPodCIDR, "sim-pod-cidr", "10.88.0.0/16", "with sim://: the CIDR pod IPs come from")
+	fs.StringVar(&o.simLatency, "sim-latency", "", "with sim://: per-RPC latency, e.g. RunPodSandbox=50ms,PullImage=200ms")
+	fs.DurationVar(&o.shutdownGracePeriod, "shutdown-grace-period", 10*time.Second, "how long to wait for in-flight work on SIGTERM (pods keep running)")
+	return cmd
+}
+
+// nodeConfig is the resolved configuration of one node.
+type nodeConfig struct {
+	runOptions
+	nodeName string
+	ignored  []string
+}
+
+// resolve merges the config file and the flags: a flag given on the command
+// line wins, as with the kubelet.
+func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
+	nc := &nodeConfig{runOptions: *o}
+	if o.configFile != "" {
+		kc, ignored, err := kubeletconfig.Load(o.configFile)
+		if err != nil {
+			return nil, err
+		}
+		nc.ignored = ignored
+		apply := func(flag string, set func()) {
+			if !fs.Changed(flag) {
+				set()
+			}
+		}
+		apply("container-runtime-endpoint", func() { nc.runtimeEndpoint = kc.ContainerRuntimeEndpoint })
+		apply("image-service-endpoint", func() { nc.imageEndpoint = kc.ImageServiceEndpoint })
+		apply("runtime-request-timeout", func() { nc.runtimeTimeout = kc.RuntimeRequestTimeout.Duration })
+		apply("pod-manifest-path", func() { nc.podManifestPath = kc.StaticPodPath })
+		apply("healthz-bind-address", func() { nc.healthzBindAddress = kc.HealthzBindAddress })
+		apply("healthz-port", func() {
+			if kc.HealthzPort != nil {
+				nc.healthzPort = *kc.HealthzPort
+			}
+		})
+		apply("pod-logs-dir", func() { nc.podLogsDir = kc.PodLogsDir })
+		apply("file-check-frequency", func() { nc.fileCheckFrequency = kc.FileCheckFrequency.Duration })
+		apply("crashloop-backoff-max", func() { nc.backoffMax = maxRestartPeriod(kc) })
+	}
+	if nc.imageEndpoint == "" {
+		nc.imageEndpoint = nc.runtimeEndpoint
+	}
+	name := nc.hostnameOverride
+	if name == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("node name: %w (set --hostname-override)", err)
+		}
+		name = h
+	}
+	nc.nodeName = strings.ToLower(strings.TrimSpace(name))
+	switch {
+	case nc.rootDir == "":
+		return nil, errors.New("--root-dir must not be empty")
+	case nc.runtimeTimeout <= 0:
+		return nil, fmt.Errorf("--runtime-request-timeout %s must be positive", nc.runtimeTimeout)
+	case nc.backoffInitial <= 0 || nc.backoffMax < nc.backoffInitial:
+		return nil, fmt.Errorf("crash-loop back-off %s..%s is not a valid range", nc.backoffInitial, nc.backoffMax)
+	}
+	return nc, nil
+}
+
+func maxRestartPeriod(kc *kubeletconfigv1beta1.KubeletConfiguration) time.Duration {
+	if kc.CrashLoopBackOff.MaxContainerRestartPeriod != nil {
+		return kc.CrashLoopBackOff.MaxContainerRestartPeriod.Duration
+	}
+	return kubeletconfig.DefaultMaxContainerRestartPeriod
+}
+
+// parseLatency reads "Method=dur,Method=dur".
+func parseLatency(s string) (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	if s == "" {
+		return out, nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return nil, fmt.Errorf("latency %q: want Method=duration", kv)
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("latency of %s: %w", k, err)
+		}
+		out[k] = d
+	}
+	return out, nil
+}
+
+var _ = context.Background

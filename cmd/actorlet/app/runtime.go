@@ -1,0 +1,43 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/actorlet/actorlet/cri"
+	"github.com/actorlet/actorlet/cri/sim"
+)
+
+// SimEndpoint selects the in-process simulated runtime.
+const SimEndpoint = "sim://"
+
+// connectRuntime connects to the CRI runtime at endpoint, or starts the
+// in-process simulated runtime for sim://. close releases it.
+func connectRuntime(ctx context.Context, endpoint, imageEndpoint string, timeout time.Duration, simOpts sim.Options, log *zap.Logger) (client *cri.Client, close func(), err error) {
+	if strings.HasPrefix(endpoint, "sim:") {
+		if endpoint != SimEndpoint {
+			return nil, nil, fmt.Errorf("--container-runtime-endpoint %q: the simulated runtime is %q", endpoint, SimEndpoint)
+		}
+		simOpts.Logger = log.Named("sim")
+		rt, err := sim.New(simOpts)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn, stop, err := sim.InProcess(ctx, rt)
+		if err != nil {
+			rt.Close()
+			return nil, nil, err
+		}
+		client = cri.NewFromConn(conn, conn, cri.Options{Timeout: timeout, Logger: log})
+		return client, func() { client.Close(); stop(); rt.Close() }, nil
+	}
+	client, err = cri.Dial(ctx, endpoint, imageEndpoint, cri.Options{Timeout: timeout, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	return client, func() { client.Close() }, nil
+}
