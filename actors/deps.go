@@ -77,6 +77,12 @@ type Deps struct {
 	SnapshotEvery int
 	// RetryMin, RetryMax bound the back-off of transient runtime errors.
 	RetryMin, RetryMax time.Duration
+	// Fatal reports whether a journal error means the journal itself is
+	// gone (closed, unusable): restarting pod actors cannot help then.
+	Fatal func(error) bool
+	// OnFatal is called (from the supervisor) with such an error; the node
+	// should stop. Nil: only logged.
+	OnFatal func(error)
 }
 
 func (d *Deps) withDefaults() {

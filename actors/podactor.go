@@ -82,6 +82,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 			}
 			a.state = st
 		}
+		ctx.Request(ctx.Parent(), &resync{uid: a.uid})
 		a.requestList(ctx)
 	case *actor.Stopping, *actor.Restarting:
 		a.stopTimer()

@@ -41,8 +41,17 @@ type supervisor struct {
 	load    Loader
 	rec     *Recovery
 	pods    map[string]*actor.PID
-	desired map[string]map[string]string // source -> uid -> spec digest
+	desired map[string]map[string]desiredPod // source -> uid -> latest wish
 }
+
+// desiredPod is a source's latest wish for a pod.
+type desiredPod struct {
+	msg    *pb.PodDesired
+	digest string
+}
+
+// resync is a (re)started PodActor asking for its pod's desired state.
+type resync struct{ uid string }
 
 // Loader loads a pod's state from the journal; a pod the journal does not
 // know gets lifecycle.NewState.
@@ -54,8 +63,8 @@ func NewSupervisorProps(deps Deps, load Loader, rec *Recovery) *actor.Props {
 	deps.withDefaults()
 	d := &deps
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &supervisor{deps: d, rec: rec, load: load, pods: map[string]*actor.PID{}, desired: map[string]map[string]string{}}
-	}, actor.WithSupervisor(podStrategy(d.Logger)))
+		return &supervisor{deps: d, rec: rec, load: load, pods: map[string]*actor.PID{}, desired: map[string]map[string]desiredPod{}}
+	}, actor.WithSupervisor(podStrategy(d)))
 }
 
 func (s *supervisor) Receive(ctx actor.Context) {
@@ -68,6 +77,16 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		s.observed(ctx, m)
 	case *podRemoved:
 		delete(s.pods, m.uid)
+	case *resync:
+		// A restarted PodActor lost the inputs of its previous incarnation:
+		// give it the sources' latest wish again (it is idempotent).
+		for _, src := range s.desired {
+			if d, ok := src[m.uid]; ok {
+				ctx.Respond(d.msg)
+				return
+			}
+		}
+		ctx.Respond(&pb.PodUndesired{Reason: "Removed"})
 	case *ActivePods:
 		uids := make([]string, 0, len(s.pods))
 		for uid := range s.pods {
@@ -87,10 +106,10 @@ func (s *supervisor) recover(ctx actor.Context) {
 	}
 	want := map[string]*pb.PodDesired{}
 	for _, src := range rec.Sources {
-		s.desired[src.Source] = map[string]string{}
+		s.desired[src.Source] = map[string]desiredPod{}
 		for _, pod := range src.Pods {
 			msg, digest := desiredMsg(pod, src.Source)
-			s.desired[src.Source][string(pod.UID)] = digest
+			s.desired[src.Source][string(pod.UID)] = desiredPod{msg: msg, digest: digest}
 			want[string(pod.UID)] = msg
 		}
 	}
@@ -149,12 +168,12 @@ func (s *supervisor) spawn(ctx actor.Context, uid string, initial *lifecycle.Sta
 
 func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {
 	prev := s.desired[m.Source]
-	next := map[string]string{}
+	next := map[string]desiredPod{}
 	for _, pod := range m.Pods {
 		uid := string(pod.UID)
 		msg, digest := desiredMsg(pod, m.Source)
-		next[uid] = digest
-		if old, ok := prev[uid]; ok && old == digest {
+		next[uid] = desiredPod{msg: msg, digest: digest}
+		if old, ok := prev[uid]; ok && old.digest == digest {
 			continue
 		}
 		ctx.Send(s.spawn(ctx, uid, nil), msg)
@@ -191,16 +210,33 @@ func desiredMsg(pod *corev1.Pod, source string) (*pb.PodDesired, string) {
 	return &pb.PodDesired{PodJson: b, Source: source}, pod.ResourceVersion + "/" + string(b)
 }
 
-// podStrategy restarts a failed PodActor (which then reloads from disk), at
-// most 10 times in 10 s; beyond that the pod's actor is stopped.
-func podStrategy(log *zap.Logger) actor.SupervisorStrategy {
+// podStrategy maps a PodActor's failure to a directive: a journal error
+// restarts the actor, which reloads its state from disk (at most 10 times in
+// 10 s; beyond that the pod's actor is stopped); a journal that is gone stops
+// it and reports the node as failed (OnFatal), since no restart can help;
+// any other panic restarts it.
+func podStrategy(d *Deps) actor.SupervisorStrategy {
+	log := d.Logger
 	return actor.NewOneForOneStrategy(10, 10*time.Second, func(reason any) actor.Directive {
-		var je *JournalError
-		if err, ok := reason.(error); ok && errors.As(err, &je) {
-			log.Error("pod actor failed to journal; restarting it from disk", zap.String("pod", je.PodUID), zap.Error(je.Err))
-			return actor.RestartDirective
+		return decide(d, log, reason)
+	})
+}
+
+func decide(d *Deps, log *zap.Logger, reason any) actor.Directive {
+	var je *JournalError
+	err, _ := reason.(error)
+	switch {
+	case errors.As(err, &je) && d.Fatal != nil && d.Fatal(je.Err):
+		log.Error("the journal is gone; stopping pod actor and the node", zap.String("pod", je.PodUID), zap.Error(je.Err))
+		if d.OnFatal != nil {
+			d.OnFatal(je)
 		}
+		return actor.StopDirective
+	case errors.As(err, &je):
+		log.Error("pod actor failed to journal; restarting it from disk", zap.String("pod", je.PodUID), zap.Error(je.Err))
+		return actor.RestartDirective
+	default:
 		log.Error("pod actor panicked; restarting it from disk", zap.Any("reason", reason))
 		return actor.RestartDirective
-	})
+	}
 }

@@ -65,6 +65,7 @@ type Agent struct {
 	wg       sync.WaitGroup
 	recovery time.Duration
 	sources  *sourceForwarder
+	fatal    chan error
 }
 
 // Start opens the journal, recovers (journal, runtime, sources) and starts
@@ -90,7 +91,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if q := j.Quarantined(); q != nil {
 		log.Error("THE JOURNAL WAS CORRUPT AND HAS BEEN QUARANTINED; starting from the runtime and the pod sources", zap.Error(q))
 	}
-	a := &Agent{cfg: cfg, log: log, journal: j, sources: newSourceForwarder()}
+	a := &Agent{cfg: cfg, log: log, journal: j, sources: newSourceForwarder(), fatal: make(chan error, 1)}
 	reg := cfg.Registerer
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -134,6 +135,13 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
 		PodConfig: actors.PodConfigOptions{PodLogsDir: cfg.PodLogsDir},
+		Fatal:     func(err error) bool { return errors.Is(err, journal.ErrClosed) },
+		OnFatal: func(err error) {
+			select {
+			case a.fatal <- err:
+			default:
+			}
+		},
 	}
 	a.system = actor.NewActorSystem(cfg.ActorOptions...)
 	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(deps, loader(j), rec), "supervisor")
@@ -160,6 +168,10 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}()
 	return a, nil
 }
+
+// Fatal delivers the error that made the node unable to go on (its journal
+// is gone). The embedder should stop the node.
+func (a *Agent) Fatal() <-chan error { return a.fatal }
 
 // RecoveryTime is how long Start took to replay the journal, list the
 // runtime and start every recovered pod's actor.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -74,10 +75,18 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	log.Info("actorlet is running", zap.String("healthz", srv.Addr()), zap.String("rootDir", nc.rootDir),
 		zap.String("manifests", nc.podManifestPath), zap.Duration("recovery", a.RecoveryTime()))
 
-	<-ctx.Done()
+	var fatal error
+	select {
+	case <-ctx.Done():
+	case fatal = <-a.Fatal():
+		log.Error("the node cannot go on", zap.Error(fatal))
+	}
 	log.Info("shutting down; pods keep running")
 	stopCtx, cancel := context.WithTimeout(context.Background(), nc.shutdownGracePeriod)
 	defer cancel()
 	_ = srv.Shutdown(stopCtx)
-	return a.Stop(stopCtx)
+	if err := a.Stop(stopCtx); err != nil || fatal != nil {
+		return errors.Join(fatal, err)
+	}
+	return nil
 }

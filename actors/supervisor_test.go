@@ -1,0 +1,161 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap/zaptest"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/cri"
+	"github.com/actorlet/actorlet/cri/sim"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+var errGone = errors.New("journal gone")
+
+func TestSupervisionDirectives(t *testing.T) {
+	var fatal error
+	d := &Deps{Fatal: func(err error) bool { return errors.Is(err, errGone) }, OnFatal: func(err error) { fatal = err }}
+	d.withDefaults()
+	cases := []struct {
+		reason any
+		want   actor.Directive
+	}{
+		{&JournalError{PodUID: "a", Err: errors.New("disk full")}, actor.RestartDirective},
+		{&JournalError{PodUID: "a", Err: fmt.Errorf("append: %w", errGone)}, actor.StopDirective},
+		{"some panic", actor.RestartDirective},
+	}
+	for _, c := range cases {
+		if got := decide(d, d.Logger, c.reason); got != c.want {
+			t.Errorf("decide(%v) = %v, want %v", c.reason, got, c.want)
+		}
+	}
+	if !errors.Is(fatal, errGone) {
+		t.Fatalf("OnFatal got %v, want the journal error", fatal)
+	}
+}
+
+// memJournal is an in-memory journal whose appends can be made to fail.
+type memJournal struct {
+	mu      sync.Mutex
+	streams map[string][]*pb.Envelope
+	failAt  int // the failAt-th append fails (1-based); 0: none
+	appends int
+}
+
+func (j *memJournal) Append(_ context.Context, uid string, evs ...*pb.Envelope) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.appends++
+	if j.appends == j.failAt {
+		return errors.New("injected append failure")
+	}
+	s := j.streams[uid]
+	for _, e := range evs {
+		if want := uint64(len(s) + 1); e.Seq != want {
+			return fmt.Errorf("pod %s: seq %d, want %d", uid, e.Seq, want)
+		}
+		s = append(s, e)
+	}
+	j.streams[uid] = s
+	return nil
+}
+
+func (j *memJournal) SaveSnapshot(context.Context, *pb.Snapshot) error { return nil }
+
+func (j *memJournal) load(_ context.Context, uid string) (*lifecycle.State, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return Restore(uid, nil, j.streams[uid])
+}
+
+type statusLog struct {
+	mu   sync.Mutex
+	last map[string]PodUpdate
+}
+
+func (s *statusLog) PodStatus(u PodUpdate) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last[u.UID] = u
+}
+
+func (s *statusLog) get(uid string) (PodUpdate, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.last[uid]
+	return u, ok
+}
+
+// TestFailedAppendRestartsFromDisk: a PodActor whose append fails is
+// restarted, reloads what the journal really holds, asks the Supervisor for
+// its pod again and carries on; nothing is done twice in the runtime.
+func TestFailedAppendRestartsFromDisk(t *testing.T) {
+	for failAt := 1; failAt <= 5; failAt++ { // reaching Running takes 5 appends
+		t.Run(fmt.Sprintf("append-%d-fails", failAt), func(t *testing.T) {
+			rt, err := sim.New(sim.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, stop, err := sim.InProcess(context.Background(), rt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stop()
+			client := cri.NewFromConn(conn, conn, cri.Options{Timeout: 10 * time.Second})
+			j := &memJournal{streams: map[string][]*pb.Envelope{}, failAt: failAt}
+			st := &statusLog{last: map[string]PodUpdate{}}
+			deps := Deps{Journal: j, Runtime: client, Lister: CRILister{Client: client}, Status: st, Logger: zaptest.NewLogger(t)}
+			system := actor.NewActorSystem()
+			defer system.Shutdown()
+			sup, err := system.Root.SpawnNamed(NewSupervisorProps(deps, j.load, &Recovery{}), "supervisor")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "uid-p"},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "img:1", ImagePullPolicy: corev1.PullIfNotPresent}}}}
+			system.Root.Send(sup, &SourceSnapshot{Source: "test", Pods: []*corev1.Pod{pod}})
+
+			deadline := time.Now().Add(20 * time.Second)
+			tick := time.NewTicker(5 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				u, ok := st.get("uid-p")
+				if ok && u.Pod != nil && u.Pod.Status.Phase == corev1.PodRunning && u.Pod.Status.ContainerStatuses[0].State.Running != nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("pod not Running after the failed append: %+v", u)
+				}
+				<-tick.C
+			}
+			j.mu.Lock()
+			appends := j.appends
+			j.mu.Unlock()
+			if appends <= failAt {
+				t.Fatalf("only %d appends: the injected failure of append %d never happened", appends, failAt)
+			}
+			replayed, err := j.load(context.Background(), "uid-p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := lifecycle.Phase(replayed, time.Now()); got != corev1.PodRunning {
+				t.Fatalf("journal replays to phase %s", got)
+			}
+			if v := rt.Info().Violations; len(v) > 0 {
+				t.Fatalf("CRI misuse: %v", v)
+			}
+			if info := rt.Info(); info.Sandboxes != 1 || info.Containers != 1 {
+				t.Fatalf("runtime holds %d sandboxes, %d containers", info.Sandboxes, info.Containers)
+			}
+		})
+	}
+}
