@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
@@ -20,7 +19,6 @@ import (
 type runEffect struct {
 	effect lifecycle.Effect
 	pod    *corev1.Pod
-	podIP  string
 }
 
 // effectDone is a ContainerActor's report of an effect.
@@ -101,7 +99,7 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		}
 		if id == "" {
 			sbCfg := SandboxConfig(m.pod, 0, a.deps.PodConfig)
-			cfg := ContainerConfig(m.pod, spec, e.Attempt, m.podIP)
+			cfg := ContainerConfig(m.pod, spec, e.Attempt)
 			if id, err = rt.CreateContainer(ctx, e.SandboxID, cfg, sbCfg); err != nil {
 				return fail(res, "CreateContainerError", err)
 			}
@@ -239,5 +237,3 @@ func effectWorker(e lifecycle.Effect) string {
 		return "sandbox"
 	}
 }
-
-var _ = time.Second

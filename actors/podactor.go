@@ -8,7 +8,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
@@ -180,15 +179,8 @@ func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now t
 			continue
 		}
 		a.inflight[key] = true
-		ctx.Send(a.worker(ctx, effectWorker(e)), &runEffect{effect: e, pod: a.state.Pod, podIP: a.podIP()})
+		ctx.Send(a.worker(ctx, effectWorker(e)), &runEffect{effect: e, pod: a.state.Pod})
 	}
-}
-
-func (a *podActor) podIP() string {
-	if sb := a.state.P.Sandbox; sb != nil {
-		return sb.Ip
-	}
-	return ""
 }
 
 func (a *podActor) worker(ctx actor.Context, name string) *actor.PID {
@@ -280,5 +272,3 @@ func (a *podActor) finish(ctx actor.Context) {
 	ctx.Send(ctx.Parent(), &podRemoved{uid: a.uid})
 	ctx.Stop(ctx.Self())
 }
-
-var _ = corev1.PodRunning

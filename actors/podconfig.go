@@ -117,7 +117,7 @@ func protocol(p corev1.Protocol) runtimeapi.Protocol {
 
 // ContainerConfig builds the CRI config of a container's attempt. Only literal
 // env values are passed; valueFrom sources are not resolved by this version.
-func ContainerConfig(pod *corev1.Pod, c *corev1.Container, attempt uint32, podIP string) *runtimeapi.ContainerConfig {
+func ContainerConfig(pod *corev1.Pod, c *corev1.Container, attempt uint32) *runtimeapi.ContainerConfig {
 	labels := map[string]string{
 		cri.LabelPodUID:        string(pod.UID),
 		cri.LabelPodName:       pod.Name,

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -161,5 +160,3 @@ func parseLatency(s string) (map[string]time.Duration, error) {
 	}
 	return out, nil
 }
-
-var _ = context.Background

@@ -1,8 +1,6 @@
 package app
 
 import (
-	"time"
-
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
@@ -50,6 +48,5 @@ pulling an image whose reference contains "notfound" fails with NotFound.`,
 	fs.StringVar(&cidr, "pod-cidr", sim.DefaultPodCIDR, "the CIDR pod IPs are allocated from")
 	fs.StringVar(&hostIP, "host-ip", sim.DefaultHostIP, "the IP of hostNetwork sandboxes")
 	fs.StringVar(&latency, "latency", "", "per-RPC latency, e.g. RunPodSandbox=50ms,PullImage=200ms")
-	_ = time.Second
 	return cmd
 }
