@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -31,6 +30,9 @@ type effectDone struct {
 // refresh asks for a new runtime view of the pod.
 type refresh struct{}
 
+// listFailed reports a refresh that could not list the runtime.
+type listFailed struct{ err error }
+
 // containerActor carries out effects for one container (or the sandbox) of
 // one pod, one at a time. It keeps no state: everything it needs comes with
 // the message.
@@ -50,7 +52,7 @@ func (a *containerActor) Receive(ctx actor.Context) {
 		}
 		obs, err := a.deps.Lister.ListPodObserved(context.Background(), a.uid)
 		if err != nil {
-			a.deps.Logger.Warn("list pod", zap.String("pod", a.uid), zap.Error(err))
+			ctx.Send(ctx.Parent(), &listFailed{err: err})
 			return
 		}
 		ctx.Send(ctx.Parent(), obs)

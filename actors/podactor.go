@@ -96,10 +96,21 @@ func (a *podActor) Receive(ctx actor.Context) {
 		a.effectDone(ctx, m)
 	case *retryTick:
 		a.handle(ctx, &pb.Tick{})
+	case *listFailed:
+		// Without a view nothing may run (see synced): try again soon.
+		a.listing = false
+		a.log().Warn("cannot list the pod in the runtime; retrying", zap.Error(m.err))
+		self, root := ctx.Self(), ctx.ActorSystem().Root
+		a.deps.Clock.AfterFunc(a.deps.RetryMax/4, func() { root.Send(self, &refreshNow{}) })
+	case *refreshNow:
+		a.requestList(ctx)
 	}
 }
 
 type retryTick struct{}
+
+// refreshNow asks the PodActor to list its pod again.
+type refreshNow struct{}
 
 func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
 	key := m.effect.Key()
