@@ -30,8 +30,12 @@ type effectDone struct {
 // refresh asks for a new runtime view of the pod.
 type refresh struct{}
 
-// listFailed reports a refresh that could not list the runtime.
-type listFailed struct{ err error }
+// listed is a refresh's runtime view; listFailed reports a refresh that
+// could not list the runtime.
+type (
+	listed     struct{ obs *pb.RuntimeObserved }
+	listFailed struct{ err error }
+)
 
 // containerActor carries out effects for one container (or the sandbox) of
 // one pod, one at a time. It keeps no state: everything it needs comes with
@@ -45,17 +49,17 @@ func (a *containerActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *runEffect:
 		res, err := a.run(context.Background(), m)
-		ctx.Send(ctx.Parent(), &effectDone{effect: m.effect, result: res, err: err})
+		ctx.Request(ctx.Parent(), &effectDone{effect: m.effect, result: res, err: err})
 	case *refresh:
 		if a.deps.Lister == nil {
 			return
 		}
 		obs, err := a.deps.Lister.ListPodObserved(context.Background(), a.uid)
 		if err != nil {
-			ctx.Send(ctx.Parent(), &listFailed{err: err})
+			ctx.Request(ctx.Parent(), &listFailed{err: err})
 			return
 		}
-		ctx.Send(ctx.Parent(), obs)
+		ctx.Request(ctx.Parent(), &listed{obs: obs})
 	}
 }
 

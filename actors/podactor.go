@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -47,7 +46,7 @@ type podActor struct {
 	done      map[string]bool
 	retries   map[string]int
 	blocked   map[string]time.Time
-	workers   map[string]*actor.PID
+	workers   map[string]*worker
 	timer     clock.Timer
 	timerAt   time.Time
 	sinceSnap int
@@ -55,17 +54,30 @@ type podActor struct {
 	stopped   bool
 	// published: the status was published at least once by this incarnation.
 	published bool
+	mode      spawnMode
 	// synced: a runtime view arrived since this incarnation started. No
 	// effect runs before: after a crash the runtime may already have done
 	// what the journal still shows as outstanding.
 	synced bool
 }
 
-func newPodActor(uid string, deps *Deps, load Loader, initial *lifecycle.State) *podActor {
+// spawnMode says what the Supervisor sends a PodActor's first incarnation.
+type spawnMode int
+
+const (
+	// restarted: nothing; the actor asks for its pod and lists the runtime.
+	restarted spawnMode = iota
+	// fresh: its pod's desired state; the actor lists the runtime itself.
+	fresh
+	// withView: its desired state (if any) and a runtime view.
+	withView
+)
+
+func newPodActor(uid string, deps *Deps, load Loader, initial *lifecycle.State, mode spawnMode) *podActor {
 	return &podActor{
-		uid: uid, deps: deps, load: load, state: initial,
+		uid: uid, deps: deps, load: load, state: initial, mode: mode,
 		inflight: map[string]bool{}, done: map[string]bool{}, retries: map[string]int{},
-		blocked: map[string]time.Time{}, workers: map[string]*actor.PID{},
+		blocked: map[string]time.Time{}, workers: map[string]*worker{},
 	}
 }
 
@@ -81,14 +93,24 @@ func (a *podActor) Receive(ctx actor.Context) {
 			}
 			a.state = st
 		}
-		ctx.Request(ctx.Parent(), &resync{uid: a.uid})
-		a.requestList(ctx)
+		if a.mode == restarted {
+			// The previous incarnation's inputs are lost: ask again.
+			ctx.Request(ctx.Parent(), &resync{uid: a.uid})
+		}
+		if a.mode != withView {
+			a.requestList(ctx)
+		}
 	case *actor.Stopping, *actor.Restarting:
 		a.stopTimer()
 	case *pb.PodDesired, *pb.PodUndesired, *pb.Tick:
 		a.handle(ctx, m.(lifecycle.Input))
-	case *pb.RuntimeObserved:
+	case *listed:
+		a.replied(ctx, ctx.Sender())
 		a.listing = false
+		a.synced = true
+		clear(a.done)
+		a.handle(ctx, m.obs)
+	case *pb.RuntimeObserved:
 		a.synced = true
 		clear(a.done)
 		a.handle(ctx, m)
@@ -98,6 +120,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 		a.handle(ctx, &pb.Tick{})
 	case *listFailed:
 		// Without a view nothing may run (see synced): try again soon.
+		a.replied(ctx, ctx.Sender())
 		a.listing = false
 		a.log().Warn("cannot list the pod in the runtime; retrying", zap.Error(m.err))
 		self, root := ctx.Self(), ctx.ActorSystem().Root
@@ -113,6 +136,7 @@ type retryTick struct{}
 type refreshNow struct{}
 
 func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
+	a.replied(ctx, ctx.Sender())
 	key := m.effect.Key()
 	delete(a.inflight, key)
 	if m.err != nil && cri.Retryable(m.err) {
@@ -190,26 +214,44 @@ func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now t
 			continue
 		}
 		a.inflight[key] = true
-		ctx.Send(a.worker(ctx, effectWorker(e)), &runEffect{effect: e, pod: a.state.Pod})
+		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod})
 	}
 }
 
-func (a *podActor) worker(ctx actor.Context, name string) *actor.PID {
-	if pid, ok := a.workers[name]; ok {
-		return pid
+// worker is a ContainerActor of the pod and the number of its messages
+// whose reply is still due. Idle workers are stopped (an idle actor costs
+// about a kilobyte; a running pod's workers are idle).
+type worker struct {
+	pid     *actor.PID
+	pending int
+}
+
+// toWorker sends msg to the named ContainerActor, spawning it if needed.
+func (a *podActor) toWorker(ctx actor.Context, name string, msg any) {
+	w := a.workers[name]
+	if w == nil {
+		uid, deps := a.uid, a.deps
+		w = &worker{pid: ctx.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
+			return &containerActor{uid: uid, deps: deps}
+		}), name)}
+		a.workers[name] = w
 	}
-	uid, deps := a.uid, a.deps
-	pid, err := ctx.SpawnNamed(actor.PropsFromProducer(func() actor.Actor {
-		return &containerActor{uid: uid, deps: deps}
-	}), name)
-	if err != nil { // the name is taken only if the actor is still stopping; reuse it
-		if errors.Is(err, actor.ErrNameExists) {
-			return pid
+	w.pending++
+	ctx.Send(w.pid, msg)
+}
+
+// replied accounts for a reply of the worker from; an idle worker is stopped.
+// Replies of a previous incarnation's workers are ignored.
+func (a *podActor) replied(ctx actor.Context, from *actor.PID) {
+	for name, w := range a.workers {
+		if w.pid.Equal(from) {
+			if w.pending--; w.pending <= 0 {
+				ctx.Stop(w.pid)
+				delete(a.workers, name)
+			}
+			return
 		}
-		panic(fmt.Errorf("spawn %s for pod %s: %w", name, a.uid, err))
 	}
-	a.workers[name] = pid
-	return pid
 }
 
 func (a *podActor) requestList(ctx actor.Context) {
@@ -217,7 +259,7 @@ func (a *podActor) requestList(ctx actor.Context) {
 		return
 	}
 	a.listing = true
-	ctx.Send(a.worker(ctx, "sandbox"), &refresh{})
+	a.toWorker(ctx, "sandbox", &refresh{})
 }
 
 // arm sets the pod's one timer to fire a Tick at t.

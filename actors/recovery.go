@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
@@ -79,4 +80,50 @@ func (l CRILister) ListPodObserved(ctx context.Context, uid string) (*pb.Runtime
 		return nil, err
 	}
 	return Observed(uid, v), nil
+}
+
+// KnownObjects describes the runtime objects the journal knows, with the
+// state it last recorded, so that the recovery listing asks the runtime only
+// about what changed while the node was down (cri.Client.ListPodsKnown).
+func KnownObjects(states map[string]*lifecycle.State) *cri.Known {
+	k := &cri.Known{Sandboxes: map[string]cri.Sandbox{}, Containers: map[string]cri.Container{}}
+	for _, st := range states {
+		p := st.P
+		sandboxID := ""
+		for _, sb := range append([]*pb.SandboxRecord{p.Sandbox}, p.OldSandboxes...) {
+			if sb == nil || sb.Id == "" {
+				continue
+			}
+			switch sb.Phase {
+			case pb.SandboxPhase_SANDBOX_READY:
+				k.Sandboxes[sb.Id] = cri.Sandbox{ID: sb.Id, Attempt: sb.Attempt, Ready: true, IP: sb.Ip}
+			case pb.SandboxPhase_SANDBOX_STOPPED:
+				k.Sandboxes[sb.Id] = cri.Sandbox{ID: sb.Id, Attempt: sb.Attempt, IP: sb.Ip}
+			}
+			if sb == p.Sandbox {
+				sandboxID = sb.Id
+			}
+		}
+		for name, r := range p.Containers {
+			if r.Id == "" || sandboxID == "" {
+				continue
+			}
+			c := cri.Container{ID: r.Id, SandboxID: sandboxID, Name: name, Attempt: r.Attempt, ImageRef: r.ImageRef}
+			switch r.Phase {
+			case pb.ContainerPhase_CONTAINER_CREATED:
+				c.State = cri.ContainerCreated
+			case pb.ContainerPhase_CONTAINER_RUNNING:
+				c.State = cri.ContainerRunning
+				c.StartedAt = time.Unix(0, r.StartedAtUnixNano)
+			case pb.ContainerPhase_CONTAINER_EXITED:
+				c.State = cri.ContainerExited
+				c.ExitCode, c.Reason, c.Message = r.ExitCode, r.Reason, r.Message
+				c.StartedAt, c.FinishedAt = time.Unix(0, r.StartedAtUnixNano), time.Unix(0, r.FinishedAtUnixNano)
+			default:
+				continue
+			}
+			k.Containers[r.Id] = c
+		}
+	}
+	return k
 }

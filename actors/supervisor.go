@@ -129,7 +129,7 @@ func (s *supervisor) recover(ctx actor.Context) {
 	}
 	listed := rec.ListedAt.UnixNano()
 	for uid := range uids {
-		pid := s.spawn(ctx, uid, rec.States[uid])
+		pid := s.spawn(ctx, uid, rec.States[uid], withView)
 		if msg, ok := want[uid]; ok {
 			ctx.Send(pid, msg)
 		} else if st := rec.States[uid]; st != nil && st.Accepted() {
@@ -144,19 +144,19 @@ func (s *supervisor) recover(ctx actor.Context) {
 	s.deps.Logger.Info("recovered", zap.Int("pods", len(uids)), zap.Int("journaled", len(rec.States)), zap.Int("runtime", len(rec.Views)))
 }
 
-func (s *supervisor) spawn(ctx actor.Context, uid string, initial *lifecycle.State) *actor.PID {
+func (s *supervisor) spawn(ctx actor.Context, uid string, initial *lifecycle.State, mode spawnMode) *actor.PID {
 	if pid, ok := s.pods[uid]; ok {
 		return pid
 	}
 	deps, load := s.deps, s.load
 	first := true
 	props := actor.PropsFromProducer(func() actor.Actor {
-		st := initial
+		st, m := initial, mode
 		if !first {
-			st = nil // a restart reloads from disk
+			st, m = nil, restarted // a restart reloads from disk
 		}
 		first = false
-		return newPodActor(uid, deps, load, st)
+		return newPodActor(uid, deps, load, st, m)
 	})
 	pid, err := ctx.SpawnNamed(props, uid)
 	if err != nil && !errors.Is(err, actor.ErrNameExists) {
@@ -176,7 +176,7 @@ func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {
 		if old, ok := prev[uid]; ok && old.digest == digest {
 			continue
 		}
-		ctx.Send(s.spawn(ctx, uid, nil), msg)
+		ctx.Send(s.spawn(ctx, uid, nil, fresh), msg)
 	}
 	for uid := range prev {
 		if _, ok := next[uid]; ok {
@@ -199,7 +199,7 @@ func (s *supervisor) observed(ctx actor.Context, m *pb.RuntimeObserved) {
 	}
 	// Runtime objects of a pod no actor owns: its actor reloads the pod's
 	// journal (if any) and removes what it does not explain.
-	ctx.Send(s.spawn(ctx, m.PodUid, nil), m)
+	ctx.Send(s.spawn(ctx, m.PodUid, nil, withView), m)
 }
 
 func desiredMsg(pod *corev1.Pod, source string) (*pb.PodDesired, string) {

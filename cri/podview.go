@@ -131,6 +131,31 @@ func (c *Client) ListPods(ctx context.Context) (map[string]*PodView, error) {
 	return c.listPods(ctx, "", nil)
 }
 
+// Known is what the caller already knows of objects by ID (from its journal).
+type Known struct {
+	Sandboxes  map[string]Sandbox
+	Containers map[string]Container
+}
+
+// ListPodsKnown is ListPods that asks the runtime for the status of an object only when known
+// does not already describe it in the state the listing shows: a sandbox known with the same
+// readiness, a container known in the same state, is taken from known as it is. On a node
+// restart this turns one status call per object into none for the objects whose state did not
+// change while the node was down.
+func (c *Client) ListPodsKnown(ctx context.Context, known *Known) (map[string]*PodView, error) {
+	if known == nil {
+		return c.ListPods(ctx)
+	}
+	cache := &statusCache{sandboxes: map[string]*Sandbox{}, containers: map[string]*Container{}}
+	for id, sb := range known.Sandboxes {
+		cache.sandboxes[id] = &sb
+	}
+	for id, ct := range known.Containers {
+		cache.containers[id] = &ct
+	}
+	return c.listPods(ctx, "", cache)
+}
+
 // ListPod returns the view of one pod. A pod with nothing in the runtime gets an empty view
 // with only UID set (not an error).
 func (c *Client) ListPod(ctx context.Context, podUID string) (*PodView, error) {

@@ -199,17 +199,43 @@ func (a *Agent) ActivePods(ctx context.Context) ([]string, error) {
 }
 
 // Stop stops the node's actors and closes its journal. Pods keep running in
-// the runtime; a new Agent on the same root dir takes them over.
+// the runtime; a new Agent on the same root dir takes them over. It waits for
+// the actors until ctx is done (an actor in a CRI call stops when the call
+// returns).
 func (a *Agent) Stop(ctx context.Context) error {
 	a.cancel()
 	a.wg.Wait()
 	var errs []error
-	if err := a.system.Root.StopFuture(a.sup).Wait(); err != nil {
+	if err := a.stopSupervisor(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stop supervisor: %w", err))
 	}
 	a.system.Shutdown()
 	errs = append(errs, a.journal.Close())
 	return errors.Join(errs...)
+}
+
+// stopSupervisor stops the Supervisor (and so every pod actor) and waits for
+// it to be gone.
+func (a *Agent) stopSupervisor(ctx context.Context) error {
+	gone := make(chan struct{})
+	sup := a.sup
+	watcher := a.system.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case *actor.Started:
+			c.Watch(sup)
+		case *actor.Terminated:
+			close(gone)
+			c.Stop(c.Self())
+		}
+	}))
+	defer a.system.Root.Stop(watcher)
+	a.system.Root.Stop(sup)
+	select {
+	case <-gone:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // recoverState reads every pod's journal and lists the runtime once.
@@ -226,7 +252,7 @@ func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client) (
 		}
 		rec.States[uid] = st
 	}
-	views, err := client.ListPods(ctx)
+	views, err := client.ListPodsKnown(ctx, actors.KnownObjects(rec.States))
 	if err != nil {
 		return nil, fmt.Errorf("list the runtime's pods: %w", err)
 	}
