@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,10 +33,11 @@ const source = "bench"
 const benchImage = "registry.k8s.io/pause:3.10"
 
 // simNode is one simulated runtime served in process (gRPC over bufconn),
-// as agent_test wires it.
+// as agent_test wires it, with the client's unary calls counted.
 type simNode struct {
 	rt     *sim.Runtime
 	client *cri.Client
+	calls  *countingConn
 	stop   func()
 }
 
@@ -46,9 +51,70 @@ func newSimNode(b *testing.B) *simNode {
 	if err != nil {
 		b.Fatal(err)
 	}
-	client := cri.NewFromConn(conn, conn, cri.Options{Timeout: time.Minute})
-	return &simNode{rt: rt, client: client, stop: stop}
+	calls := &countingConn{ClientConnInterface: conn, byMethod: map[string]int{}}
+	client := cri.NewFromConn(calls, calls, cri.Options{Timeout: time.Minute})
+	return &simNode{rt: rt, client: client, calls: calls, stop: stop}
 }
+
+// countingConn counts the unary CRI calls made through it (streams, that
+// is GetContainerEvents, are passed through uncounted) and remembers when
+// the last one ended, so that a benchmark can tell when an agent has
+// stopped talking to the runtime.
+type countingConn struct {
+	grpc.ClientConnInterface
+	inflight atomic.Int64
+	lastEnd  atomic.Int64 // UnixNano
+
+	mu       sync.Mutex
+	byMethod map[string]int // calls started, by short method name
+}
+
+func (c *countingConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	c.inflight.Add(1)
+	c.mu.Lock()
+	c.byMethod[path.Base(method)]++
+	c.mu.Unlock()
+	defer func() {
+		c.lastEnd.Store(time.Now().UnixNano())
+		c.inflight.Add(-1)
+	}()
+	return c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
+}
+
+// takeCounts returns the calls by method since the last takeCounts and
+// their total, and starts counting afresh.
+func (c *countingConn) takeCounts() (map[string]int, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, total := c.byMethod, 0
+	for _, n := range m {
+		total += n
+	}
+	c.byMethod = map[string]int{}
+	return m, total
+}
+
+// waitQuiet waits until no call has been in flight for quiet and returns
+// when the last call ended. It polls every quietPoll: quiescence is the
+// absence of events, which no channel announces.
+func (c *countingConn) waitQuiet(ctx context.Context, quiet time.Duration) (time.Time, error) {
+	tick := time.NewTicker(quietPoll)
+	defer tick.Stop()
+	for {
+		last := time.Unix(0, c.lastEnd.Load())
+		if c.inflight.Load() == 0 && time.Since(last) >= quiet {
+			return last, nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("waiting for the agent to stop calling the runtime (%d calls in flight): %w", c.inflight.Load(), ctx.Err())
+		}
+	}
+}
+
+// quietPoll is waitQuiet's polling interval.
+const quietPoll = 20 * time.Millisecond
 
 // close disconnects and closes the runtime; its pods are gone with it.
 func (n *simNode) close() {
