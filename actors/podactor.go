@@ -135,30 +135,33 @@ type retryTick struct{}
 // refreshNow asks the PodActor to list its pod again.
 type refreshNow struct{}
 
+// effectDone takes a ContainerActor's report. A failed effect is not tried
+// again before a back-off (per key, doubling from RetryMin to RetryMax); a
+// transient failure (runtime unavailable, timeout) is only retried, a
+// definitive one also goes to the core, which may decide differently.
 func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
 	a.replied(ctx, ctx.Sender())
 	key := m.effect.Key()
 	delete(a.inflight, key)
-	if m.err != nil && cri.Retryable(m.err) {
+	if m.err != nil {
 		n := a.retries[key]
 		a.retries[key] = n + 1
 		delay := min(a.deps.RetryMin<<min(n, 16), a.deps.RetryMax)
 		a.blocked[key] = a.deps.Clock.Now().Add(delay)
-		a.log().Info("effect failed, will retry", zap.String("effect", key), zap.Duration("after", delay), zap.Error(m.err))
 		a.armRetry(ctx, delay)
+		if cri.Retryable(m.err) {
+			a.log().Info("effect failed, will retry", zap.String("effect", key), zap.Duration("after", delay), zap.Error(m.err))
+			return
+		}
+		a.log().Warn("effect failed", zap.String("effect", key), zap.Duration("retryAfter", delay), zap.Error(m.err))
+		a.handle(ctx, m.result)
 		return
 	}
 	delete(a.retries, key)
 	delete(a.blocked, key)
-	if m.err != nil {
-		a.log().Warn("effect failed", zap.String("effect", key), zap.Error(m.err))
-	}
 	seq := a.state.P.Seq
 	a.handle(ctx, m.result)
-	if a.stopped {
-		return
-	}
-	if a.state.P.Seq == seq && !m.result.Failed {
+	if !a.stopped && a.state.P.Seq == seq {
 		// Done, but the journal did not move: its outcome will show in the
 		// runtime's next view. Don't repeat it before that.
 		a.done[key] = true

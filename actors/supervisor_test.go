@@ -159,3 +159,78 @@ func TestFailedAppendRestartsFromDisk(t *testing.T) {
 		})
 	}
 }
+
+// failingStops fails the first n StopContainer calls with a definitive error.
+type failingStops struct {
+	Runtime
+	mu    sync.Mutex
+	fails int
+	calls int
+}
+
+func (f *failingStops) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+	f.mu.Lock()
+	f.calls++
+	fail := f.calls <= f.fails
+	f.mu.Unlock()
+	if fail {
+		return &cri.Error{Op: "StopContainer", ID: id, Kind: cri.FailedPrecondition, Err: errors.New("injected")}
+	}
+	return f.Runtime.StopContainer(ctx, id, grace)
+}
+
+// TestFailedEffectBacksOff: an effect that keeps failing is tried again after
+// a back-off, not in a loop, and the pod goes on once it succeeds.
+func TestFailedEffectBacksOff(t *testing.T) {
+	rt, err := sim.New(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, stop, err := sim.InProcess(context.Background(), rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	client := cri.NewFromConn(conn, conn, cri.Options{Timeout: 10 * time.Second})
+	stops := &failingStops{Runtime: client, fails: 3}
+	j := &memJournal{streams: map[string][]*pb.Envelope{}}
+	st := &statusLog{last: map[string]PodUpdate{}}
+	deps := Deps{Journal: j, Runtime: stops, Lister: CRILister{Client: client}, Status: st, Logger: zaptest.NewLogger(t),
+		RetryMin: time.Millisecond, RetryMax: 20 * time.Millisecond}
+	system := actor.NewActorSystem()
+	defer system.Shutdown()
+	sup, err := system.Root.SpawnNamed(NewSupervisorProps(deps, j.load, &Recovery{}), "supervisor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "uid-p"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "img:1", ImagePullPolicy: corev1.PullIfNotPresent}}}}
+	system.Root.Send(sup, &SourceSnapshot{Source: "test", Pods: []*corev1.Pod{pod}})
+	waitUntil(t, "pod Running", func() bool {
+		u, ok := st.get("uid-p")
+		return ok && u.Pod != nil && u.Pod.Status.Phase == corev1.PodRunning
+	})
+	system.Root.Send(sup, &SourceSnapshot{Source: "test"})
+	waitUntil(t, "pod removed", func() bool {
+		u, ok := st.get("uid-p")
+		return ok && u.Removed
+	})
+	stops.mu.Lock()
+	defer stops.mu.Unlock()
+	if stops.calls != 4 {
+		t.Fatalf("StopContainer called %d times for 3 failures and a success", stops.calls)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
