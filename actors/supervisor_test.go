@@ -196,7 +196,7 @@ func TestFailedEffectBacksOff(t *testing.T) {
 	j := &memJournal{streams: map[string][]*pb.Envelope{}}
 	st := &statusLog{last: map[string]PodUpdate{}}
 	deps := Deps{Journal: j, Runtime: stops, Lister: CRILister{Client: client}, Status: st, Logger: zaptest.NewLogger(t),
-		RetryMin: time.Millisecond, RetryMax: 20 * time.Millisecond}
+		RetryMin: 50 * time.Millisecond, RetryMax: time.Second}
 	system := actor.NewActorSystem()
 	defer system.Shutdown()
 	sup, err := system.Root.SpawnNamed(NewSupervisorProps(deps, j.load, &Recovery{}), "supervisor")
@@ -210,11 +210,17 @@ func TestFailedEffectBacksOff(t *testing.T) {
 		u, ok := st.get("uid-p")
 		return ok && u.Pod != nil && u.Pod.Status.Phase == corev1.PodRunning
 	})
+	start := time.Now()
 	system.Root.Send(sup, &SourceSnapshot{Source: "test"})
 	waitUntil(t, "pod removed", func() bool {
 		u, ok := st.get("uid-p")
 		return ok && u.Removed
 	})
+	// The three retries waited 50, 100 and 200 ms at least: a lower bound
+	// that a retry loop without back-off cannot meet.
+	if took := time.Since(start); took < 350*time.Millisecond {
+		t.Fatalf("removal took %s: the failed stops were retried without back-off", took)
+	}
 	stops.mu.Lock()
 	defer stops.mu.Unlock()
 	if stops.calls != 4 {
