@@ -79,6 +79,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 		c.logPath = filepath.Join(logDir, cfg.GetLogPath())
 	}
 	r.containers[c.id] = c
+	r.containersByPod.add(c.labels, c)
 	sb.containers[c.id] = c
 	r.names[name] = c.id
 	r.log.Debug("container created", zap.String("container", c.id), zap.String("name", name))

@@ -72,7 +72,7 @@ func (r *Runtime) listContainers(ctx context.Context, method string, f *runtimea
 		return nil, err
 	}
 	defer unlock()
-	matched := r.matchContainersLocked(f.GetId(), f.GetPodSandboxId(), func(c *container) bool { return c.matches(f) })
+	matched := r.matchContainersLocked(f.GetId(), f.GetPodSandboxId(), f.GetLabelSelector(), func(c *container) bool { return c.matches(f) })
 	items := make([]*runtimeapi.Container, len(matched))
 	for i, c := range matched {
 		items[i] = c.toCRI()
@@ -81,29 +81,44 @@ func (r *Runtime) listContainers(ctx context.Context, method string, f *runtimea
 }
 
 // matchContainersLocked returns the containers for which keep is true,
-// oldest first, using the ID and sandbox ID (when set) to avoid a scan.
-func (r *Runtime) matchContainersLocked(id, sandboxID string, keep func(*container) bool) []*container {
-	var candidates map[string]*container
-	switch {
-	case id != "":
-		c, ok := r.containers[id]
-		if !ok {
-			return nil
-		}
-		candidates = map[string]*container{id: c}
-	case sandboxID != "":
-		sb, ok := r.sandboxes[sandboxID]
-		if !ok {
-			return nil
-		}
-		candidates = sb.containers
-	default:
-		candidates = r.containers
-	}
+// oldest first. keep must imply the filter's ID, sandbox ID and label
+// selector; they only narrow the candidates: the container with that
+// ID, else the fewer of the sandbox's containers and those whose
+// io.kubernetes.pod.uid label the selector pins, else all of them.
+func (r *Runtime) matchContainersLocked(id, sandboxID string, sel map[string]string, keep func(*container) bool) []*container {
 	var out []*container
-	for _, c := range candidates {
+	collect := func(c *container) {
 		if keep(c) {
 			out = append(out, c)
+		}
+	}
+	if id != "" {
+		if c, ok := r.containers[id]; ok {
+			collect(c)
+		}
+		return out
+	}
+	var inSandbox map[string]*container
+	if sandboxID != "" {
+		sb, ok := r.sandboxes[sandboxID]
+		if !ok {
+			return nil // a container is removed with its sandbox
+		}
+		inSandbox = sb.containers
+	}
+	pinned, byPod := r.containersByPod.lookup(sel)
+	switch {
+	case byPod && (inSandbox == nil || len(pinned) <= len(inSandbox)):
+		for _, c := range pinned {
+			collect(c)
+		}
+	case inSandbox != nil:
+		for _, c := range inSandbox {
+			collect(c)
+		}
+	default:
+		for _, c := range r.containers {
+			collect(c)
 		}
 	}
 	slices.SortFunc(out, compareContainers)

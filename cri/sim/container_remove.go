@@ -31,6 +31,7 @@ func (r *Runtime) removeContainerLocked(c *container) {
 	}
 	c.cancelTimer()
 	delete(r.containers, c.id)
+	r.containersByPod.remove(c.labels, c)
 	delete(c.sb.containers, c.id)
 	delete(r.names, c.name)
 	r.log.Debug("container removed", zap.String("container", c.id), zap.String("name", c.name))

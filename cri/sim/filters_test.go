@@ -119,6 +119,11 @@ func TestListFilters(t *testing.T) {
 	if len(stats.Stats) != 1 || stats.Stats[0].Attributes.Id != a1 || stats.Stats[0].Memory.WorkingSetBytes.Value == 0 {
 		t.Errorf("ListContainerStats = %v", stats.Stats)
 	}
+	stats, err = c.ListContainerStats(ctx, &runtimeapi.ListContainerStatsRequest{Filter: &runtimeapi.ContainerStatsFilter{Id: a1, PodSandboxId: sbB}})
+	noErr(t, err, "ListContainerStats of a container in another sandbox")
+	if len(stats.Stats) != 0 {
+		t.Errorf("ListContainerStats(id %s, sandbox %s) = %v, want none: the container is in %s", a1, sbB, stats.Stats, sbA)
+	}
 	pstats, err := c.ListPodSandboxStats(ctx, &runtimeapi.ListPodSandboxStatsRequest{})
 	noErr(t, err, "ListPodSandboxStats")
 	if len(pstats.Stats) != 2 {

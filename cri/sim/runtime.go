@@ -28,6 +28,9 @@ import (
 //   - With a non-zero Options.Latency for a method, a call whose context
 //     ends during the delay has no effect.
 //   - Responses are fresh copies; callers may modify them.
+//   - A List call whose filter pins an ID (sandbox, container or, for
+//     containers, sandbox ID) or the label io.kubernetes.pod.uid costs
+//     in proportion to the objects so pinned, not to all objects.
 //
 // The behaviour of a container is set by its environment variables, see
 // EnvExitAfter and the other Env* constants. Misuse of the CRI that a
@@ -45,18 +48,20 @@ type Runtime struct {
 	handlers map[string]bool
 	events   *broker
 
-	mu             sync.Mutex
-	closed         bool
-	sandboxes      map[string]*sandbox
-	containers     map[string]*container
-	names          map[string]string // reserved sandbox/container name -> id
-	readyByPod     map[string]int    // pod UID -> READY sandboxes
-	running        int
-	created        uint64 // objects ever created; gives their order
-	ipam           *ipam
-	images         *imageStore
-	violations     []string
-	violationCount int
+	mu              sync.Mutex
+	closed          bool
+	sandboxes       map[string]*sandbox
+	containers      map[string]*container
+	sandboxesByPod  labelIndex[*sandbox]   // by label LabelPodUID
+	containersByPod labelIndex[*container] // by label LabelPodUID
+	names           map[string]string      // reserved sandbox/container name -> id
+	readyByPod      map[string]int         // pod UID -> READY sandboxes
+	running         int
+	created         uint64 // objects ever created; gives their order
+	ipam            *ipam
+	images          *imageStore
+	violations      []string
+	violationCount  int
 }
 
 // maxViolations bounds the violations kept in memory (all are counted).
@@ -73,18 +78,20 @@ func New(opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	r := &Runtime{
-		opts:       opts,
-		clock:      opts.Clock,
-		log:        opts.Logger,
-		hostIP:     host,
-		handlers:   map[string]bool{"": true},
-		events:     newBroker(),
-		sandboxes:  make(map[string]*sandbox),
-		containers: make(map[string]*container),
-		names:      make(map[string]string),
-		readyByPod: make(map[string]int),
-		ipam:       pool,
-		images:     newImageStore(),
+		opts:            opts,
+		clock:           opts.Clock,
+		log:             opts.Logger,
+		hostIP:          host,
+		handlers:        map[string]bool{"": true},
+		events:          newBroker(),
+		sandboxes:       make(map[string]*sandbox),
+		containers:      make(map[string]*container),
+		sandboxesByPod:  newLabelIndex[*sandbox](LabelPodUID),
+		containersByPod: newLabelIndex[*container](LabelPodUID),
+		names:           make(map[string]string),
+		readyByPod:      make(map[string]int),
+		ipam:            pool,
+		images:          newImageStore(),
 	}
 	for _, h := range opts.RuntimeHandlers {
 		r.handlers[h] = true

@@ -66,24 +66,42 @@ func (r *Runtime) listSandboxes(ctx context.Context, method string, f *runtimeap
 		return nil, err
 	}
 	defer unlock()
-	var matched []*sandbox
-	if f.GetId() != "" {
-		if sb, ok := r.sandboxes[f.GetId()]; ok && sb.matches(f) {
-			matched = append(matched, sb)
-		}
-	} else {
-		for _, sb := range r.sandboxes {
-			if sb.matches(f) {
-				matched = append(matched, sb)
-			}
-		}
-	}
-	sortSandboxes(matched)
+	matched := r.matchSandboxesLocked(f.GetId(), f.GetLabelSelector(), func(sb *sandbox) bool { return sb.matches(f) })
 	items := make([]*runtimeapi.PodSandbox, len(matched))
 	for i, sb := range matched {
 		items[i] = sb.toCRI()
 	}
 	return items, nil
+}
+
+// matchSandboxesLocked returns the sandboxes for which keep is true,
+// oldest first. keep must imply the filter's ID and label selector; they
+// only narrow the candidates: the sandbox with that ID, else those whose
+// io.kubernetes.pod.uid label the selector pins, else all of them.
+func (r *Runtime) matchSandboxesLocked(id string, sel map[string]string, keep func(*sandbox) bool) []*sandbox {
+	var out []*sandbox
+	collect := func(sb *sandbox) {
+		if keep(sb) {
+			out = append(out, sb)
+		}
+	}
+	if id != "" {
+		if sb, ok := r.sandboxes[id]; ok {
+			collect(sb)
+		}
+		return out
+	}
+	if pinned, ok := r.sandboxesByPod.lookup(sel); ok {
+		for _, sb := range pinned {
+			collect(sb)
+		}
+	} else {
+		for _, sb := range r.sandboxes {
+			collect(sb)
+		}
+	}
+	sortSandboxes(out)
+	return out
 }
 
 // UpdatePodSandboxResources accepts any resources for an existing

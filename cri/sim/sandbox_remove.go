@@ -28,6 +28,7 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePo
 		r.removeContainerLocked(c)
 	}
 	delete(r.sandboxes, sb.id)
+	r.sandboxesByPod.remove(sb.labels, sb)
 	delete(r.names, sb.name)
 	r.log.Debug("sandbox removed", zap.String("sandbox", sb.id))
 	r.emitLocked(sb.id, sb, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)

@@ -75,6 +75,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 	}
 	r.readyByPod[podUID]++
 	r.sandboxes[sb.id] = sb
+	r.sandboxesByPod.add(sb.labels, sb)
 	r.names[name] = sb.id
 	r.log.Debug("sandbox ready", zap.String("sandbox", sb.id), zap.String("name", name), zap.Stringer("ip", sb.ip))
 	r.emitLocked(sb.id, sb, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)

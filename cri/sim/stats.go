@@ -59,8 +59,11 @@ func (r *Runtime) listContainerStats(ctx context.Context, method string, f *runt
 	}
 	defer unlock()
 	now := r.now()
-	matched := r.matchContainersLocked(f.GetId(), f.GetPodSandboxId(), func(c *container) bool {
-		return c.state == runtimeapi.ContainerState_CONTAINER_RUNNING && matchLabels(f.GetLabelSelector(), c.labels)
+	matched := r.matchContainersLocked(f.GetId(), f.GetPodSandboxId(), f.GetLabelSelector(), func(c *container) bool {
+		return c.state == runtimeapi.ContainerState_CONTAINER_RUNNING &&
+			(f.GetId() == "" || f.GetId() == c.id) &&
+			(f.GetPodSandboxId() == "" || f.GetPodSandboxId() == c.sb.id) &&
+			matchLabels(f.GetLabelSelector(), c.labels)
 	})
 	out := make([]*runtimeapi.ContainerStats, len(matched))
 	for i, c := range matched {
@@ -112,13 +115,9 @@ func (r *Runtime) listSandboxStats(ctx context.Context, method string, f *runtim
 	}
 	defer unlock()
 	now := r.now()
-	var matched []*sandbox
-	for _, sb := range r.sandboxes {
-		if sb.ready && (f.GetId() == "" || f.GetId() == sb.id) && matchLabels(f.GetLabelSelector(), sb.labels) {
-			matched = append(matched, sb)
-		}
-	}
-	sortSandboxes(matched)
+	matched := r.matchSandboxesLocked(f.GetId(), f.GetLabelSelector(), func(sb *sandbox) bool {
+		return sb.ready && (f.GetId() == "" || f.GetId() == sb.id) && matchLabels(f.GetLabelSelector(), sb.labels)
+	})
 	out := make([]*runtimeapi.PodSandboxStats, len(matched))
 	for i, sb := range matched {
 		out[i] = sb.stats(now)
