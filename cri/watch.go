@@ -38,6 +38,10 @@ type WatchOptions struct {
 	Clock clock.WithTicker
 	// Logger receives mode changes and failures (default the Client's logger).
 	Logger *zap.Logger
+	// Initial are views the caller already has, by pod UID (its start-up listing): they count
+	// as already reported, so the first listing reports only what changed since, and asks no
+	// status of objects they show in the same state.
+	Initial map[string]*PodView
 }
 
 // Watcher reports changes of actorlet's pods in the runtime as PodViews.
@@ -50,8 +54,8 @@ type WatchOptions struct {
 //
 // Guarantees of Run:
 //   - sink is called from a single goroutine, one view at a time, only with a view that differs
-//     (PodView.Equal) from the last one passed for that pod UID. The first listing reports every
-//     managed pod in the runtime.
+//     (PodView.Equal) from the last one passed for that pod UID (or given in Initial). The first
+//     listing reports every managed pod in the runtime that Initial does not show as it is.
 //   - A pod whose objects all disappeared is reported once with an empty view (only UID set).
 //   - A failed listing reports nothing: a runtime outage never looks like pods disappearing.
 //   - Events are read off the stream at once into an unbounded queue, so a slow sink never
@@ -112,6 +116,11 @@ type watchState struct {
 // ctx is done, after its goroutines have ended. Run must not be called twice at once.
 func (w *Watcher) Run(ctx context.Context, sink func(*PodView)) {
 	st := &watchState{sink: sink, last: map[string]*PodView{}}
+	for uid, v := range w.opts.Initial {
+		if v != nil && !v.Empty() {
+			st.last[uid] = v
+		}
+	}
 	ticker := w.clock.NewTicker(w.opts.RelistPeriod)
 	defer ticker.Stop()
 

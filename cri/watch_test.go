@@ -349,3 +349,31 @@ func TestPodViewEqual(t *testing.T) {
 		t.Error("ContainerState.String")
 	}
 }
+
+// TestWatcherInitialViews: views the caller already has count as reported,
+// and their unchanged objects need no status call.
+func TestWatcherInitialViews(t *testing.T) {
+	f := newFakeRuntime()
+	ids := populate(f)
+	c := dialFake(t, f, Options{})
+	initial, err := c.ListPods(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	statusCalls := f.count("ContainerStatus") + f.count("PodSandboxStatus")
+	f.exit(ids["a-app1"], 1, "Error")
+
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	w := NewWatcher(c, WatchOptions{RelistPeriod: time.Second, Clock: clk, Initial: initial})
+	var relists atomic.Int64
+	w.afterRelist = func() { relists.Add(1) }
+	rec := &recorder{}
+	runWatcher(t, w, rec.sink)
+	waitFor(t, "the first listing", func() bool { return relists.Load() > 0 })
+	if rec.len() != 1 || rec.get(0).UID != "pod-a" {
+		t.Fatalf("first listing reported %d views, want only pod-a (changed since Initial)", rec.len())
+	}
+	if got := f.count("ContainerStatus") + f.count("PodSandboxStatus") - statusCalls; got != 1 {
+		t.Fatalf("first listing made %d status calls, want 1 (the exited container)", got)
+	}
+}

@@ -111,7 +111,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 
 	start := time.Now()
-	rec, err := recoverState(ctx, j, cfg.Runtime)
+	rec, views, err := recoverState(ctx, j, cfg.Runtime)
 	if err != nil {
 		return fail(err)
 	}
@@ -163,7 +163,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}()
 	go func() {
 		defer a.wg.Done()
-		w := cri.NewWatcher(cfg.Runtime, cri.WatchOptions{RelistPeriod: cfg.RelistPeriod, Logger: log.Named("watch")})
+		w := cri.NewWatcher(cfg.Runtime, cri.WatchOptions{RelistPeriod: cfg.RelistPeriod, Logger: log.Named("watch"), Initial: views})
 		w.Run(runCtx, func(v *cri.PodView) { a.system.Root.Send(a.sup, actors.Observed(v.UID, v)) })
 	}()
 	return a, nil
@@ -238,28 +238,29 @@ func (a *Agent) stopSupervisor(ctx context.Context) error {
 	}
 }
 
-// recoverState reads every pod's journal and lists the runtime once.
-func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client) (*actors.Recovery, error) {
+// recoverState reads every pod's journal and lists the runtime once,
+// asking the status only of objects whose state the journal does not know.
+func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client) (*actors.Recovery, map[string]*cri.PodView, error) {
 	streams, err := j.LoadAll(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("recover from journal %s: %w", j.Path(), err)
+		return nil, nil, fmt.Errorf("recover from journal %s: %w", j.Path(), err)
 	}
 	rec := &actors.Recovery{States: map[string]*lifecycle.State{}, Views: map[string]*pb.RuntimeObserved{}, ListedAt: time.Now()}
 	for uid, s := range streams {
 		st, err := actors.Restore(uid, s.Snapshot, s.Events)
 		if err != nil {
-			return nil, fmt.Errorf("recover from journal %s: %w", j.Path(), err)
+			return nil, nil, fmt.Errorf("recover from journal %s: %w", j.Path(), err)
 		}
 		rec.States[uid] = st
 	}
 	views, err := client.ListPodsKnown(ctx, actors.KnownObjects(rec.States))
 	if err != nil {
-		return nil, fmt.Errorf("list the runtime's pods: %w", err)
+		return nil, nil, fmt.Errorf("list the runtime's pods: %w", err)
 	}
 	for uid, v := range views {
 		rec.Views[uid] = actors.Observed(uid, v)
 	}
-	return rec, nil
+	return rec, views, nil
 }
 
 // loader reloads one pod from the journal (restarted or newly seen actors).
