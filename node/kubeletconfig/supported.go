@@ -6,8 +6,9 @@ import (
 )
 
 // SupportedFields are the JSON paths of the KubeletConfiguration fields that
-// actorlet honours; a nested field is written "parent.child". It is a
-// variable so that it can grow with actorlet.
+// actorlet honours; a nested field is written "parent.child". Only fields
+// that `actorlet run` really uses belong here: every other field set in a
+// file is reported as ignored. It grows with actorlet.
 var SupportedFields = []string{
 	"staticPodPath",
 	"containerRuntimeEndpoint",
@@ -16,18 +17,8 @@ var SupportedFields = []string{
 	"healthzBindAddress",
 	"healthzPort",
 	"podLogsDir",
-	"maxPods",
 	"fileCheckFrequency",
-	"syncFrequency",
 	"crashLoopBackOff.maxContainerRestartPeriod",
-	"nodeStatusUpdateFrequency",
-	"nodeStatusReportFrequency",
-	"kubeAPIQPS",
-	"kubeAPIBurst",
-	"registerNode",
-	"registerWithTaints",
-	"address",
-	"port",
 }
 
 // Supported returns the JSON field paths actorlet honours, sorted.
