@@ -41,13 +41,26 @@ func (j *Journal) Append(ctx context.Context, podUID string, events ...*pb.Envel
 	if len(events) == 0 {
 		return nil
 	}
-	first, recs, size, err := prepareEnvelopes(podUID, events, j.opts.Clock.Now().UnixNano())
+	r := newRequest(kindAppend, podUID)
+	first, recs, size, err := prepareEnvelopes(podUID, events, j.opts.Clock.Now().UnixNano(), r.rec1[:0])
 	if err != nil {
+		r.release()
 		return fmt.Errorf("append to pod %q: %w", podUID, err)
 	}
-	r := newRequest(kindAppend, podUID)
 	r.first, r.recs, r.size = first, recs, size
-	if err := j.submit(ctx, r); err != nil {
+	if err := j.enqueue(ctx, r); err != nil {
+		r.release()
+		return fmt.Errorf("append to pod %q: %w", podUID, err)
+	}
+	// Wait here rather than in a helper: thousands of callers park in
+	// this frame, and the garbage collector walks every parked stack.
+	if ctx.Done() == nil {
+		err = <-r.done
+		r.release()
+	} else {
+		err = j.await(ctx, r)
+	}
+	if err != nil {
 		return fmt.Errorf("append to pod %q: %w", podUID, err)
 	}
 	return nil
@@ -70,7 +83,7 @@ func (j *Journal) SaveSnapshot(ctx context.Context, snap *pb.Snapshot) error {
 		return fmt.Errorf("save snapshot of pod %q: %w", uid, err)
 	}
 	r := newRequest(kindSnapshot, uid)
-	r.snap, r.recs, r.size = snap, [][]byte{rec}, len(rec)
+	r.snap, r.recs, r.size = snap, append(r.rec1[:0], rec), len(rec)
 	if err := j.submit(ctx, r); err != nil {
 		return fmt.Errorf("save snapshot of pod %q: %w", uid, err)
 	}
@@ -95,23 +108,38 @@ func (j *Journal) Delete(ctx context.Context, podUID string) error {
 // submit queues r for the writer and waits for its outcome (see Append for
 // the ctx contract).
 func (j *Journal) submit(ctx context.Context, r *request) error {
+	if err := j.enqueue(ctx, r); err != nil {
+		r.release()
+		return err
+	}
+	return j.await(ctx, r)
+}
+
+// enqueue queues r for the writer.
+func (j *Journal) enqueue(ctx context.Context, r *request) error {
 	if j.readOnly {
 		return ErrReadOnly
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := j.queue.push(r); err != nil {
-		return err
-	}
+	return j.queue.push(r)
+}
+
+// await waits for the outcome of the queued request r, or for the end of
+// ctx while r is still queued, and releases r unless it was canceled.
+func (j *Journal) await(ctx context.Context, r *request) error {
 	select {
 	case err := <-r.done:
+		r.release()
 		return err
 	case <-ctx.Done():
 		if r.state.CompareAndSwap(stateQueued, stateCanceled) {
-			return ctx.Err()
+			return ctx.Err() // the writer will drop r
 		}
 		// The writer has it: the outcome comes within one transaction.
-		return <-r.done
+		err := <-r.done
+		r.release()
+		return err
 	}
 }

@@ -197,12 +197,12 @@ func TestOpenQuarantinesOneBadPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.View(func(tx *bolt.Tx) error {
-		root = uint64(tx.Bucket(bucketPods).RootPage())
+		root = uint64(tx.Bucket(bucketLog).RootPage())
 		return nil
 	})
 	_ = db.Close()
 	if err != nil || root == 0 {
-		t.Fatalf("root page of pods: %d, %v", root, err)
+		t.Fatalf("root page of the log: %d, %v", root, err)
 	}
 	damaged := damage(t, dir, func(data []byte) []byte {
 		off := int(root) * pageSize
@@ -260,7 +260,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	}
 	_, err = Open(context.Background(), dir, testOptions(t))
 	wantErrIs(t, err, ErrSchemaVersion)
-	mustContain(t, err, "schema version 2", dir)
+	mustContain(t, err, fmt.Sprintf("schema version %d", SchemaVersion+1), dir)
 	if errors.Is(err, ErrCorrupt) {
 		t.Fatalf("a newer schema is not corruption: %v", err)
 	}

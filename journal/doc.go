@@ -22,15 +22,19 @@
 // # Group commit
 //
 // One writer goroutine owns every write transaction. Append validates and
-// marshals its envelopes in the caller's goroutine, queues a request and
-// waits. The writer takes everything queued (up to Options.MaxBatch
-// envelopes), applies it in one bbolt transaction and commits it — one fsync
-// for many pods — then answers each waiter. There is no timer: an idle writer
-// commits the first request at once, and requests arriving during a commit
-// form the next one. A request refused by the writer (ErrSequence) writes
-// nothing and fails alone; the other requests of its transaction commit. A
-// failed commit (an I/O error, a full disk) fails every request in it; the
-// journal stays usable if bbolt does.
+// marshals its envelopes in the caller's goroutine, queues a request (a
+// lock-free push) and waits. The writer takes everything queued (up to
+// Options.MaxBatch envelopes), applies it in one bbolt transaction and
+// commits it — one fsync for many pods — then answers each waiter. There is
+// no timer: an idle writer commits the first request at once, and requests
+// arriving during a commit form the next one. A request refused by the
+// writer (ErrSequence) writes nothing and fails alone; the other requests of
+// its transaction commit. A failed commit (an I/O error, a full disk) fails
+// every request in it; the journal stays usable if bbolt does.
+//
+// Every record of a commit is appended at the end of one log (see the
+// layout), so a commit dirties a couple of leaf pages however many pods it
+// touches.
 //
 // Sequence numbers are assigned by the caller — the PodActor, the only writer
 // of its pod. The journal checks that each Append continues the pod's stream
@@ -45,39 +49,67 @@
 // Close commits everything already queued, then stops the writer and closes
 // the file; later calls fail with ErrClosed.
 //
-// # File layout (schema version 1)
+// # File layout (schema version 2)
 //
 //	journal.db (bbolt)
-//	├── meta                       bucket
-//	│   ├── "schema"  → "1"        SchemaVersion, decimal ASCII
-//	│   └── "created" → RFC 3339   UTC creation time (Options.Clock)
-//	├── pods                       bucket
-//	│   └── <pod UID>              bucket, one per pod with events
-//	│       ├── 00 00 00 00 00 00 00 07 → Envelope   key: seq, 8 bytes big-endian
-//	│       ├── 00 00 00 00 00 00 00 08 → Envelope   (keys sort in seq order)
-//	│       └── ...
-//	└── snapshots                  bucket
-//	    └── <pod UID> → Snapshot   at most one per pod
+//	├── meta                         bucket
+//	│   ├── "schema"   → "2"         SchemaVersion, decimal ASCII
+//	│   ├── "created"  → RFC 3339    UTC creation time (Options.Clock)
+//	│   └── "migrated" → text        only in a file migrated from schema 1
+//	├── log                          bucket, append-only (FillPercent 1.0)
+//	│   ├── 00 00 00 00 00 00 00 01 → Envelope   key: record number, 8 bytes big-endian
+//	│   ├── 00 00 00 00 00 00 00 02 → Envelope   (pod_uid and seq are in the record)
+//	│   └── ...
+//	└── snapshots                    bucket
+//	    └── <pod UID> → Snapshot     at most one per pod
 //
-// A pod exists in the journal if it has a bucket under pods or a key under
-// snapshots. Its stream is the snapshot (if any) followed by the events with
-// seq snapshot.seq+1, +2, ... (or 1, 2, ... without snapshot), without gaps.
-// SaveSnapshot writes the snapshot and deletes the events it covers in one
-// transaction, so no event with seq <= snapshot.seq remains.
+// The writer numbers records 1, 2, 3, ... in commit order: each commit adds
+// its records at the end of the log, and the records of all pods are
+// interleaved there. A pod's records are in seq order in the log. A pod
+// exists in the journal if it has records or a snapshot. Its stream is the
+// snapshot (if any) followed by its records with seq snapshot.seq+1, +2, ...
+// (or 1, 2, ... without snapshot), without gaps. SaveSnapshot writes the
+// snapshot and deletes the records it covers in one transaction, so no
+// record with seq <= snapshot.seq remains; Delete removes all of the pod's
+// records and its snapshot. Numbers of records deleted at the end of the log
+// may be used again after a restart: record numbers only grow in commit
+// order.
+//
+// Schema version 1 (the first layout: a bucket per pod under "pods", keyed by
+// seq) is migrated by Open, in one transaction, before first use: the records
+// move to the log unchanged, pod after pod. A version 1 file with a record
+// that would not keep its pod and seq in the log (its key is not a seq, its
+// header does not decode or names another pod or seq) is not migrated but
+// quarantined (see Damaged files). OpenReadOnly refuses a version 1 file with
+// ErrSchemaVersion. See migrate.go.
+//
+// # In-memory index
+//
+// Open reads the header (pod_uid and seq, not the event) of every record once,
+// in one sequential pass over the log, and keeps for each pod the record
+// numbers of its records and its snapshot's seq: about 16 bytes per record
+// plus a small entry per pod (a 100,000-record journal opens in tens of
+// milliseconds). The writer keeps the index up to date. Append's sequence
+// check reads only the index; Load reads the pod's records by number;
+// LoadAll and Verify read the whole log in one pass and do not depend on the
+// index (Verify checks that it matches the file).
 //
 // # Record format
 //
 // Values are the protobuf binary encoding (proto3, deterministic) of
 // actorlet.v1.Envelope and actorlet.v1.Snapshot from
 // proto/actorlet/v1/events.proto, without framing. Every record carries its
-// schema_version (SchemaVersion, 1), its seq and its pod_uid, which must match
-// its key and bucket. events.proto only ever gains fields; a change that old
-// code could misread would bump SchemaVersion. A file or record with a newer
-// schema version is refused (ErrSchemaVersion) rather than misread.
+// schema_version, its seq and its pod_uid; a log record's pod is the one its
+// pod_uid names, and a snapshot's pod_uid must be its key. This build writes
+// schema_version SchemaVersion (2) and reads 1 and 2 alike (the encoding did
+// not change between them; migrated records keep their 1). events.proto only
+// ever gains fields; a change that old code could misread would bump
+// SchemaVersion. A file or record with a newer schema version is refused
+// (ErrSchemaVersion) rather than misread.
 //
 // bbolt checksums only its meta pages, not data pages; damage inside a
 // record value is found only if the record no longer decodes or no longer
-// matches its key. There is no per-record checksum in schema version 1.
+// fits its pod's stream. There is no per-record checksum in schema version 2.
 //
 // # Damaged files
 //
@@ -93,6 +125,13 @@
 // a *CorruptError instead of returning a wrong stream. bbolt panics on some
 // damaged pages; the journal turns those panics (and faults on the mapping of
 // a truncated file) into ErrCorrupt errors.
+//
+// A log record whose header does not decode (or whose key is not a record
+// number) cannot be told apart from any pod's last event. It is a problem of
+// the file (Problem.PodUID empty): Verify and LoadAll report it, and Load
+// fails for every pod with a *CorruptError while the file holds it (nothing
+// removes it; the file has to be replaced). A record whose header decodes
+// but whose event does not is a problem of its pod only.
 //
 // # Locking
 //
@@ -112,7 +151,10 @@
 //
 // # Caveats
 //
-//   - The file never shrinks: deleted pods free pages that bbolt reuses.
+//   - The file never shrinks: deleted records and pods free pages that bbolt
+//     reuses.
+//   - The index holds every record's number in memory (see In-memory
+//     index); snapshots that compact streams keep it small.
 //   - One process owns a journal directory. Quarantine renames the file
 //     after bbolt released it; a second process racing to open the same
 //     directory at that moment is not guarded against.

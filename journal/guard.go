@@ -38,3 +38,33 @@ func (j *Journal) view(fn func(tx *bolt.Tx) error) error {
 	}
 	return err
 }
+
+// viewIndexed is view for reads that use the index: pick copies what it
+// needs from the index, and the read transaction that fn gets begins while
+// the index is still read-locked. The transaction then holds at least every
+// record the index knows: the writer publishes appends after their commit,
+// and holds the index write-locked across commits that remove records.
+func (j *Journal) viewIndexed(pick func(x *podIndex), fn func(tx *bolt.Tx) error) error {
+	if j.closed.Load() {
+		return ErrClosed
+	}
+	err := guard(j.log, j.path, func() error {
+		tx, err := j.beginIndexed(pick)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback() }()
+		return fn(tx)
+	})
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return ErrClosed
+	}
+	return err
+}
+
+func (j *Journal) beginIndexed(pick func(x *podIndex)) (*bolt.Tx, error) {
+	j.idx.mu.RLock()
+	defer j.idx.mu.RUnlock()
+	pick(&j.idx.podIndex)
+	return j.db.Begin(false)
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	"go.uber.org/zap"
@@ -27,6 +28,11 @@ type Journal struct {
 	queue      *queue
 	writerDone chan struct{}
 
+	// idx is the in-memory index of the log (see index); staging is the
+	// writer's, for the batch it commits.
+	idx     index
+	staging staging
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -45,7 +51,11 @@ type Journal struct {
 // journal.db.corrupt-<UTC time>, logs an error, and opens a fresh empty
 // journal: it then succeeds and j.Quarantined() reports what happened. A file
 // written by a newer schema version is refused with ErrSchemaVersion and left
-// untouched. ctx bounds the opening only, not the journal's lifetime.
+// untouched. A file of schema version 1 is migrated to the current layout in
+// one transaction (see migrate.go); one whose records cannot all be moved
+// faithfully is quarantined. Open then reads the header of every record once
+// to build the in-memory index. ctx bounds the opening only, not the
+// journal's lifetime.
 func Open(ctx context.Context, dir string, opts Options) (*Journal, error) {
 	opts = opts.withDefaults()
 	if err := ctx.Err(); err != nil {
@@ -57,7 +67,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Journal, error) {
 	path := filepath.Join(dir, FileName)
 	log := opts.Logger.With(zap.String("path", path))
 
-	db, q, err := openWritable(ctx, path, opts, log)
+	start := time.Now()
+	db, q, idx, err := openWritable(ctx, path, opts, log)
 	if err != nil {
 		return nil, err
 	}
@@ -70,16 +81,20 @@ func Open(ctx context.Context, dir string, opts Options) (*Journal, error) {
 		queue:       newQueue(),
 		writerDone:  make(chan struct{}),
 	}
+	j.idx.podIndex = idx
 	go j.runWriter()
-	log.Info("journal opened", zap.Bool("quarantined", q != nil), zap.Bool("noSync", opts.NoSync))
+	log.Info("journal opened", zap.Bool("quarantined", q != nil), zap.Bool("noSync", opts.NoSync),
+		zap.Int("pods", len(idx.pods)), zap.Int("records", idx.records),
+		zap.Int("unreadableRecords", len(idx.orphans)), zap.Duration("took", time.Since(start)))
 	return j, nil
 }
 
 // OpenReadOnly opens the journal in dir for reading, for tools such as the
 // `actorlet journal` commands. It never creates, repairs or moves the file:
 // a missing file fails with ErrNotFound, a damaged one with ErrCorrupt, a
-// newer schema with ErrSchemaVersion, and a file held by a running actorlet
-// with ErrLocked (after Options.OpenTimeout). Writes return ErrReadOnly.
+// newer schema or schema version 1 (which only Open migrates) with
+// ErrSchemaVersion, and a file held by a running actorlet with ErrLocked
+// (after Options.OpenTimeout). Writes return ErrReadOnly.
 func OpenReadOnly(ctx context.Context, dir string, opts Options) (*Journal, error) {
 	opts = opts.withDefaults()
 	if err := ctx.Err(); err != nil {
@@ -104,7 +119,22 @@ func OpenReadOnly(ctx context.Context, dir string, opts Options) (*Journal, erro
 		_ = res.db.Close()
 		return nil, fmt.Errorf("open journal %s read-only: the file was never initialized: %w", path, ErrNotFound)
 	}
-	return &Journal{path: path, db: res.db, log: log, opts: opts, readOnly: true}, nil
+	if res.schema != SchemaVersion {
+		_ = res.db.Close()
+		return nil, fmt.Errorf("open journal %s read-only: it has schema version %d, which actorlet migrates to version %d "+
+			"the next time it opens the journal for writing (actorlet run): %w", path, res.schema, SchemaVersion, ErrSchemaVersion)
+	}
+	idx, corrupt, err := loadIndex(res.db, path, log)
+	if err != nil || corrupt != nil {
+		_ = res.db.Close()
+		if corrupt != nil {
+			err = fmt.Errorf("open journal %s read-only: %w: %w", path, ErrCorrupt, corrupt)
+		}
+		return nil, err
+	}
+	j := &Journal{path: path, db: res.db, log: log, opts: opts, readOnly: true}
+	j.idx.podIndex = idx
+	return j, nil
 }
 
 // Path is the journal file's path.

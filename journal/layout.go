@@ -10,8 +10,21 @@ import (
 )
 
 // SchemaVersion is the version of the file layout and of the records this
-// build writes. It is stored in the meta bucket and in every record.
-const SchemaVersion = 1
+// build writes. It is stored in the meta bucket and in every record. Version
+// 2 is the append-only log layout drawn in doc.go; version 1 kept a bucket
+// per pod (see migrate.go). The record encoding did not change between them:
+// records of version 1 and 2 read alike.
+const SchemaVersion = 2
+
+// Schema versions this build knows.
+const (
+	// schemaPodBuckets is the first layout: a bucket per pod, keyed by seq.
+	// Open migrates it; OpenReadOnly refuses it.
+	schemaPodBuckets = 1
+	// minRecordSchema is the oldest record schema_version that reads as
+	// today's.
+	minRecordSchema = 1
+)
 
 // FileName is the journal's file inside its directory.
 const FileName = "journal.db"
@@ -19,32 +32,45 @@ const FileName = "journal.db"
 // Bucket and key names; see the layout in doc.go.
 var (
 	bucketMeta      = []byte("meta")
-	bucketPods      = []byte("pods")
+	bucketLog       = []byte("log")
 	bucketSnapshots = []byte("snapshots")
+	// bucketPodsV1 is schema version 1's bucket of pod buckets.
+	bucketPodsV1 = []byte("pods")
 
-	keySchema  = []byte("schema")
-	keyCreated = []byte("created")
+	keySchema   = []byte("schema")
+	keyCreated  = []byte("created")
+	keyMigrated = []byte("migrated")
 )
 
-// seqKeyLen is the length of an event key: the seq, big-endian.
-const seqKeyLen = 8
+// logKeyLen is the length of a log key: the record number, big-endian.
+const logKeyLen = 8
 
-// podFillPercent packs pod buckets densely: their keys only ever grow, so a
-// split page is never filled up later.
-const podFillPercent = 0.9
+// logFillPercent packs the log densely: records are only ever added at its
+// end, so a split page is never filled up later, and with the default of
+// 0.5 every split would leave half of a page empty for good.
+const logFillPercent = 1.0
 
-func putSeqKey(dst []byte, seq uint64) []byte {
-	binary.BigEndian.PutUint64(dst, seq)
+func putLogKey(dst []byte, n uint64) []byte {
+	binary.BigEndian.PutUint64(dst, n)
 	return dst
 }
 
-func seqKey(seq uint64) []byte { return putSeqKey(make([]byte, seqKeyLen), seq) }
+func logKey(n uint64) []byte { return putLogKey(make([]byte, logKeyLen), n) }
 
-func parseSeqKey(k []byte) (uint64, bool) {
-	if len(k) != seqKeyLen {
+func parseLogKey(k []byte) (uint64, bool) {
+	if len(k) != logKeyLen {
 		return 0, false
 	}
 	return binary.BigEndian.Uint64(k), true
+}
+
+// logBucket returns the log bucket of tx, set up for appending.
+func logBucket(tx *bolt.Tx) *bolt.Bucket {
+	b := tx.Bucket(bucketLog)
+	if b != nil {
+		b.FillPercent = logFillPercent
+	}
+	return b
 }
 
 // initLayout creates the buckets and the meta keys of a fresh journal.
@@ -59,7 +85,7 @@ func initLayout(tx *bolt.Tx, now time.Time) error {
 	if err := meta.Put(keyCreated, []byte(now.UTC().Format(time.RFC3339Nano))); err != nil {
 		return err
 	}
-	if _, err := tx.CreateBucketIfNotExists(bucketPods); err != nil {
+	if _, err := tx.CreateBucketIfNotExists(bucketLog); err != nil {
 		return err
 	}
 	_, err = tx.CreateBucketIfNotExists(bucketSnapshots)
@@ -81,6 +107,15 @@ func readSchema(tx *bolt.Tx) (int, error) {
 		return 0, fmt.Errorf("key %s/%s holds %q, not a schema version", bucketMeta, keySchema, v)
 	}
 	return n, nil
+}
+
+// requiredBuckets are the buckets a file of the given schema version must
+// have besides meta.
+func requiredBuckets(schema int) [][]byte {
+	if schema == schemaPodBuckets {
+		return [][]byte{bucketPodsV1, bucketSnapshots}
+	}
+	return [][]byte{bucketLog, bucketSnapshots}
 }
 
 // isEmptyFile reports whether the bbolt file holds no bucket at all: a file

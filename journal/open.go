@@ -23,43 +23,92 @@ type openResult struct {
 	// empty: the file holds no bucket (new, or its creator died before the
 	// first commit); it needs initLayout.
 	empty bool
+	// schema is the file's schema version (SchemaVersion or
+	// schemaPodBuckets), 0 if empty.
+	schema int
 	// corrupt, if set, says why the file is damaged; db is then closed.
 	corrupt error
 }
 
-// openWritable opens the file at path for writing, quarantining it if it is
-// damaged and initializing a new one.
-func openWritable(ctx context.Context, path string, opts Options, log *zap.Logger) (*bolt.DB, *QuarantinedError, error) {
-	res, err := openChecked(ctx, path, opts, log, false)
-	if err != nil {
-		return nil, nil, err
-	}
+// openWritable opens the file at path for writing: it quarantines a damaged
+// file and starts a fresh one, initializes a new file, migrates a schema 1
+// file, and builds the index.
+func openWritable(ctx context.Context, path string, opts Options, log *zap.Logger) (*bolt.DB, *QuarantinedError, podIndex, error) {
 	var q *QuarantinedError
-	if res.corrupt != nil {
-		q, err = quarantine(path, res.corrupt, opts.Clock.Now(), log)
+	for {
+		res, err := openChecked(ctx, path, opts, log, false)
 		if err != nil {
-			return nil, nil, err
+			if q != nil {
+				err = fmt.Errorf("open fresh journal after quarantine (%v): %w", q, err)
+			}
+			return nil, nil, podIndex{}, err
 		}
-		res, err = openChecked(ctx, path, opts, log, false)
-		if err != nil {
-			return nil, nil, fmt.Errorf("open fresh journal after quarantine (%v): %w", q, err)
+		var idx podIndex
+		if res.corrupt == nil {
+			idx, res.corrupt, err = prepareWritable(res, path, opts, log)
+			if err != nil || res.corrupt != nil {
+				_ = res.db.Close()
+			}
+			if err != nil {
+				return nil, nil, podIndex{}, err
+			}
 		}
 		if res.corrupt != nil {
-			return nil, nil, fmt.Errorf("open fresh journal %s after quarantine: %w: %w", path, ErrCorrupt, res.corrupt)
+			if q != nil {
+				return nil, nil, podIndex{}, fmt.Errorf("open fresh journal %s after quarantine: %w: %w", path, ErrCorrupt, res.corrupt)
+			}
+			if q, err = quarantine(path, res.corrupt, opts.Clock.Now(), log); err != nil {
+				return nil, nil, podIndex{}, err
+			}
+			continue
 		}
-	}
-	if res.empty {
-		if err := res.db.Update(func(tx *bolt.Tx) error { return initLayout(tx, opts.Clock.Now()) }); err != nil {
+		if err := tightenMode(path, log); err != nil {
 			_ = res.db.Close()
-			return nil, nil, fmt.Errorf("initialize journal %s: %w", path, err)
+			return nil, nil, podIndex{}, err
+		}
+		return res.db, q, idx, nil
+	}
+}
+
+// prepareWritable makes a sound, opened file ready for the writer
+// (initialized, migrated) and builds its index. corrupt reports damage found
+// on the way, for quarantine.
+func prepareWritable(res openResult, path string, opts Options, log *zap.Logger) (idx podIndex, corrupt, err error) {
+	switch {
+	case res.empty:
+		if err := res.db.Update(func(tx *bolt.Tx) error { return initLayout(tx, opts.Clock.Now()) }); err != nil {
+			return podIndex{}, nil, fmt.Errorf("initialize journal %s: %w", path, err)
 		}
 		syncDir(filepath.Dir(path), log)
+	case res.schema == schemaPodBuckets:
+		err := guard(log, path, func() error { return migrateV1(res.db, path, opts.Clock.Now(), log) })
+		if errors.Is(err, ErrCorrupt) {
+			return podIndex{}, err, nil
+		}
+		if err != nil {
+			return podIndex{}, nil, err
+		}
 	}
-	if err := tightenMode(path, log); err != nil {
-		_ = res.db.Close()
-		return nil, nil, err
+	return loadIndex(res.db, path, log)
+}
+
+// loadIndex builds the index of an opened file. corrupt reports a file
+// that bbolt panicked on.
+func loadIndex(db *bolt.DB, path string, log *zap.Logger) (idx podIndex, corrupt, err error) {
+	err = guard(log, path, func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			idx = buildIndex(tx)
+			return nil
+		})
+	})
+	switch {
+	case err == nil:
+		return idx, nil, nil
+	case errors.Is(err, ErrCorrupt):
+		return podIndex{}, err, nil
+	default:
+		return podIndex{}, nil, fmt.Errorf("index journal %s: %w", path, err)
 	}
-	return res.db, q, nil
 }
 
 // openChecked opens the bbolt file and runs the open-time check. An error is
@@ -82,7 +131,7 @@ func openChecked(ctx context.Context, path string, opts Options, log *zap.Logger
 		return openResult{}, fmt.Errorf("open journal %s: %w", path, err)
 	}
 	res := openResult{db: db}
-	res.empty, res.corrupt, err = checkOpened(db, path, log)
+	res.empty, res.schema, res.corrupt, err = checkOpened(db, path, log)
 	if err != nil || res.corrupt != nil {
 		_ = db.Close()
 		res.db = nil
@@ -136,8 +185,9 @@ func isCorruption(err error) bool {
 
 // checkOpened is the open-time check: the file is at least as long as its
 // high-water mark, bbolt's consistency check passes, and the layout and
-// schema version are there. It does not decode records (Verify does).
-func checkOpened(db *bolt.DB, path string, log *zap.Logger) (empty bool, corrupt error, err error) {
+// schema version are there. It does not decode records (building the index
+// reads their headers; Verify decodes them).
+func checkOpened(db *bolt.DB, path string, log *zap.Logger) (empty bool, schema int, corrupt error, err error) {
 	corrupt = guard(log, path, func() error {
 		return db.View(func(tx *bolt.Tx) error {
 			fi, err := os.Stat(path)
@@ -156,7 +206,7 @@ func checkOpened(db *bolt.DB, path string, log *zap.Logger) (empty bool, corrupt
 				empty = true
 				return nil
 			}
-			schema, err := readSchema(tx)
+			schema, err = readSchema(tx)
 			if err != nil {
 				return &CorruptError{Path: path, Problems: []Problem{{Detail: err.Error()}}}
 			}
@@ -164,9 +214,10 @@ func checkOpened(db *bolt.DB, path string, log *zap.Logger) (empty bool, corrupt
 				return fmt.Errorf("journal %s has schema version %d; this actorlet knows versions up to %d: %w",
 					path, schema, SchemaVersion, ErrSchemaVersion)
 			}
-			for _, name := range [][]byte{bucketPods, bucketSnapshots} {
+			for _, name := range requiredBuckets(schema) {
 				if tx.Bucket(name) == nil {
-					return &CorruptError{Path: path, Problems: []Problem{{Detail: fmt.Sprintf("bucket %q is missing", name)}}}
+					return &CorruptError{Path: path, Problems: []Problem{{
+						Detail: fmt.Sprintf("bucket %q of schema version %d is missing", name, schema)}}}
 				}
 			}
 			return nil
@@ -174,11 +225,11 @@ func checkOpened(db *bolt.DB, path string, log *zap.Logger) (empty bool, corrupt
 	})
 	switch {
 	case corrupt == nil:
-		return empty, nil, nil
+		return empty, schema, nil, nil
 	case errors.Is(corrupt, ErrCorrupt):
-		return false, corrupt, nil
+		return false, 0, corrupt, nil
 	default:
-		return false, nil, corrupt
+		return false, 0, nil, corrupt
 	}
 }
 

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -16,6 +17,8 @@ const (
 	kindSnapshot
 	kindDelete
 	kindVerify
+	// kindClosed marks a closed queue; it is never a caller's request.
+	kindClosed
 )
 
 // Request states: queued → taken by the writer, or queued → canceled by its
@@ -26,7 +29,9 @@ const (
 	stateCanceled
 )
 
-// request is one call waiting for the writer.
+// request is one call waiting for the writer. Requests are pooled: the
+// caller gets one from newRequest and gives it back with release once it has
+// the outcome, when neither the writer nor bbolt refers to it any more.
 type request struct {
 	kind  requestKind
 	uid   string
@@ -38,10 +43,27 @@ type request struct {
 
 	state atomic.Int32
 	done  chan error // buffered; receives the outcome once
+	next  *request   // in the queue's stack
+	// rec1 holds recs of a single record without allocating.
+	rec1 [1][]byte
 }
 
+var requestPool = sync.Pool{New: func() any { return &request{done: make(chan error, 1)} }}
+
 func newRequest(kind requestKind, uid string) *request {
-	return &request{kind: kind, uid: uid, done: make(chan error, 1)}
+	r := requestPool.Get().(*request)
+	r.kind, r.uid = kind, uid
+	return r
+}
+
+// release returns a request whose outcome its caller has received to the
+// pool. (A canceled request is not released: the writer may still look at
+// it.)
+func (r *request) release() {
+	r.uid, r.first, r.recs, r.size, r.snap, r.ctx, r.next = "", 0, nil, 0, nil, nil, nil
+	r.rec1[0] = nil
+	r.state.Store(stateQueued)
+	requestPool.Put(r)
 }
 
 // records is how many envelopes the request writes (for MaxBatch).
@@ -54,26 +76,57 @@ func (r *request) records() int {
 
 // queue holds the requests waiting for the writer. It has no timer: the
 // writer takes whatever is there whenever it is free.
+//
+// Pushing takes no lock: callers push onto a lock-free stack (one
+// compare-and-swap), and the writer takes the whole stack at once and puts it
+// back in push order. (A mutex here makes thousands of callers queue up
+// behind each other and behind the writer, which then waits its turn for
+// every batch.) Closing pushes a marker that makes later pushes fail; the
+// requests under it are still taken.
 type queue struct {
-	mu      sync.Mutex
-	pending []*request
-	closed  bool
-	wake    chan struct{} // capacity 1: "pending may be non-empty or closed"
+	// head is the newest pushed request; its next the one pushed before.
+	head atomic.Pointer[request]
+	// mark, once set by close, is the marker pushed by close, under which
+	// the requests pushed before it wait. It is never reused.
+	mark atomic.Pointer[request]
+	// n counts the requests pushed and not yet taken.
+	n    atomic.Int64
+	wake chan struct{} // capacity 1: "head may be non-nil"
+
+	// ready are requests moved off the stack, in push order, that take has
+	// not returned yet (at most MaxBatch per call). Writer only.
+	ready []*request
 }
+
+// closedMark is the head of a closed queue whose requests have all been moved
+// off the stack (grab replaces the queue's mark with it).
+var closedMark = &request{kind: kindClosed}
 
 func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
 
 // push enqueues r, or fails with ErrClosed.
 func (q *queue) push(r *request) error {
-	q.mu.Lock()
-	if q.closed {
-		q.mu.Unlock()
-		return ErrClosed
+	for {
+		h := q.head.Load()
+		// Only compare h: it may be a request that was taken, answered
+		// and reused meanwhile (compare-and-swap then fails, or succeeds
+		// rightly since h is the head again).
+		if q.isClosedMark(h) {
+			return ErrClosed
+		}
+		r.next = h
+		if q.head.CompareAndSwap(h, r) {
+			break
+		}
 	}
-	q.pending = append(q.pending, r)
-	q.mu.Unlock()
+	q.n.Add(1)
 	q.signal()
 	return nil
+}
+
+// isClosedMark reports whether h marks the queue closed.
+func (q *queue) isClosedMark(h *request) bool {
+	return h != nil && (h == closedMark || h == q.mark.Load())
 }
 
 func (q *queue) signal() {
@@ -83,39 +136,73 @@ func (q *queue) signal() {
 	}
 }
 
-// close makes push fail; take still returns what is pending.
+// close makes push fail; take still returns what is pending. It is called
+// once.
 func (q *queue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.mu.Unlock()
+	m := &request{kind: kindClosed}
+	q.mark.Store(m)
+	for {
+		h := q.head.Load()
+		m.next = h
+		if q.head.CompareAndSwap(h, m) {
+			break
+		}
+	}
 	q.signal()
 }
 
 // length is the number of requests waiting (including canceled ones the
 // writer has not dropped yet).
-func (q *queue) length() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.pending)
+func (q *queue) length() int { return int(max(0, q.n.Load())) }
+
+// grab moves everything pushed so far to ready, in push order, and reports
+// whether the queue is closed.
+func (q *queue) grab() (closed bool) {
+	for {
+		h := q.head.Load()
+		var list, replacement *request
+		switch {
+		case h == nil:
+			return false
+		case h == closedMark:
+			return true
+		case h == q.mark.Load():
+			list, replacement, closed = h.next, closedMark, true
+		default:
+			list = h
+		}
+		if !q.head.CompareAndSwap(h, replacement) {
+			continue // a push came first
+		}
+		from := len(q.ready)
+		for r := list; r != nil; {
+			next := r.next
+			r.next = nil
+			q.ready = append(q.ready, r)
+			r = next
+		}
+		slices.Reverse(q.ready[from:])
+		return closed
+	}
 }
 
 // take blocks until requests are pending and returns the oldest ones, up to
 // maxRecords envelopes (at least one request) and never more than one verify
 // request, which travels alone. It returns false once the queue is closed and
-// empty. Returned requests still have to be claimed.
+// empty. Returned requests still have to be claimed. Writer only.
 func (q *queue) take(maxRecords int, batch []*request) ([]*request, bool) {
-	q.mu.Lock()
-	for len(q.pending) == 0 {
-		if q.closed {
-			q.mu.Unlock()
+	for {
+		closed := q.grab()
+		if len(q.ready) > 0 {
+			break
+		}
+		if closed {
 			return nil, false
 		}
-		q.mu.Unlock()
 		<-q.wake
-		q.mu.Lock()
 	}
 	n, records := 0, 0
-	for _, r := range q.pending {
+	for _, r := range q.ready {
 		if r.kind == kindVerify {
 			if n == 0 {
 				n = 1
@@ -128,10 +215,10 @@ func (q *queue) take(maxRecords int, batch []*request) ([]*request, bool) {
 		records += r.records()
 		n++
 	}
-	batch = append(batch[:0], q.pending[:n]...)
-	rest := copy(q.pending, q.pending[n:])
-	clear(q.pending[rest:])
-	q.pending = q.pending[:rest]
-	q.mu.Unlock()
+	batch = append(batch[:0], q.ready[:n]...)
+	rest := copy(q.ready, q.ready[n:])
+	clear(q.ready[rest:])
+	q.ready = q.ready[:rest]
+	q.n.Add(-int64(n))
 	return batch, true
 }

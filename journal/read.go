@@ -2,34 +2,72 @@ package journal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// ctxCheckEvery is how many pods LoadAll and Verify read between two looks
-// at their context.
-const ctxCheckEvery = 256
+// ctxCheckEvery is how many records LoadAll and Verify read between two
+// looks at their context.
+const ctxCheckEvery = 4096
 
 // Load returns the pod's snapshot and the events after it. It fails with
 // ErrNotFound if nothing is stored for the pod and with a *CorruptError
-// (ErrCorrupt) if a record of the pod is damaged, out of order or missing.
-// Load reads committed data only: it sees every Append that has returned.
+// (ErrCorrupt) if a record of the pod is damaged, out of order or missing,
+// or if the log holds a record whose pod cannot be told (it might be this
+// pod's last). Load reads committed data only: it sees every Append that has
+// returned.
+//
+// Load looks the pod's records up in the in-memory index and reads just
+// those (and its snapshot), in one read transaction.
 func (j *Journal) Load(ctx context.Context, podUID string) (*Stream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("load pod %q: %w", podUID, err)
 	}
-	var s *Stream
-	err := j.view(func(tx *bolt.Tx) error {
-		events := tx.Bucket(bucketPods).Bucket([]byte(podUID))
+	var (
+		entry   podEntry
+		known   bool
+		orphans []Problem
+		s       *Stream
+	)
+	pick := func(x *podIndex) {
+		if e := x.pods[podUID]; e != nil {
+			entry, known = e.published(), true
+		}
+		orphans = x.orphans // never changed once built
+	}
+	err := j.viewIndexed(pick, func(tx *bolt.Tx) error {
+		if orphans != nil {
+			return &CorruptError{Path: j.path, Problems: slices.Clone(orphans)}
+		}
 		snap := tx.Bucket(bucketSnapshots).Get([]byte(podUID))
-		if events == nil && snap == nil {
+		if !known && snap == nil {
 			return ErrNotFound
 		}
+		b := newStreamBuilder(podUID, snap, true)
+		if entry.hasSnap && snap == nil {
+			b.fail(Problem{PodUID: podUID, Detail: "snapshot is missing or is not a record"})
+		}
+		c := tx.Bucket(bucketLog).Cursor()
+		key := make([]byte, logKeyLen)
+		for _, r := range entry.recs {
+			k, v := c.Seek(putLogKey(key, r.key))
+			if !bytes.Equal(k, key) || v == nil {
+				b.fail(Problem{PodUID: podUID, Seq: r.seq, Detail: fmt.Sprintf("log record #%d is missing", r.key)})
+				continue
+			}
+			uid, seq, err := readHeader(v)
+			if err != nil || string(uid) != podUID || seq != r.seq {
+				b.fail(Problem{PodUID: podUID, Seq: r.seq, Detail: fmt.Sprintf("log record #%d no longer holds this event", r.key)})
+				continue
+			}
+			b.add(seq, v)
+		}
 		var problems []Problem
-		s, problems = readStream(podUID, events, snap)
-		if problems != nil {
+		if s, problems = b.result(); problems != nil {
 			return &CorruptError{Path: j.path, Problems: problems}
 		}
 		return nil
@@ -41,62 +79,32 @@ func (j *Journal) Load(ctx context.Context, podUID string) (*Stream, error) {
 }
 
 // Pods returns the sorted UIDs of the pods that have events or a snapshot.
+// It reads the in-memory index only.
 func (j *Journal) Pods(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list pods of journal %s: %w", j.path, err)
 	}
-	var uids []string
-	err := j.view(func(tx *bolt.Tx) error {
-		uids = mergeSortedKeys(tx.Bucket(bucketPods), tx.Bucket(bucketSnapshots))
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list pods of journal %s: %w", j.path, err)
+	if j.closed.Load() {
+		return nil, fmt.Errorf("list pods of journal %s: %w", j.path, ErrClosed)
 	}
+	j.idx.mu.RLock()
+	uids := make([]string, 0, len(j.idx.pods))
+	for uid := range j.idx.pods {
+		uids = append(uids, uid)
+	}
+	j.idx.mu.RUnlock()
+	slices.Sort(uids)
 	return uids, nil
 }
 
-// mergeSortedKeys returns the union of the keys of a and b, sorted (bbolt
-// keeps keys sorted bytewise, which for strings is Go's string order).
-func mergeSortedKeys(a, b *bolt.Bucket) []string {
-	var out []string
-	ca, cb := a.Cursor(), b.Cursor()
-	ka, _ := ca.First()
-	kb, _ := cb.First()
-	for ka != nil || kb != nil {
-		switch c := compareKeys(ka, kb); {
-		case c < 0:
-			out = append(out, string(ka))
-			ka, _ = ca.Next()
-		case c > 0:
-			out = append(out, string(kb))
-			kb, _ = cb.Next()
-		default:
-			out = append(out, string(ka))
-			ka, _ = ca.Next()
-			kb, _ = cb.Next()
-		}
-	}
-	return out
-}
-
-// compareKeys orders keys with nil (an exhausted cursor) last.
-func compareKeys(a, b []byte) int {
-	switch {
-	case a == nil:
-		return 1
-	case b == nil:
-		return -1
-	}
-	return bytes.Compare(a, b)
-}
-
-// LoadAll returns the streams of all pods, read in one transaction: the
-// recovery of a whole node. If some pods' records are damaged, LoadAll
-// returns the streams of all other pods together with a *CorruptError
-// (ErrCorrupt) whose PodUIDs names the damaged ones; the caller can recover
-// the others and rebuild those from the pod sources and the runtime. On any
-// other error the map is nil.
+// LoadAll returns the streams of all pods, read in one transaction with one
+// pass over the log: the recovery of a whole node. If some pods' records are
+// damaged, LoadAll returns the streams of all other pods together with a
+// *CorruptError (ErrCorrupt) whose PodUIDs names the damaged ones; the
+// caller can recover the others and rebuild those from the pod sources and
+// the runtime. A problem without a PodUID is a record whose pod cannot be
+// told: any stream returned might lack it as its last event. On any other
+// error the map is nil.
 func (j *Journal) LoadAll(ctx context.Context) (map[string]*Stream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("load journal %s: %w", j.path, err)
@@ -106,43 +114,19 @@ func (j *Journal) LoadAll(ctx context.Context) (map[string]*Stream, error) {
 		problems []Problem
 	)
 	err := j.view(func(tx *bolt.Tx) error {
-		pods, snaps := tx.Bucket(bucketPods), tx.Bucket(bucketSnapshots)
-		out = make(map[string]*Stream)
-		n := 0
-		visit := func(uid []byte) error {
-			if n++; n%ctxCheckEvery == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			s, p := readStream(string(uid), pods.Bucket(uid), snaps.Get(uid))
+		builders, fileProblems, err := scanStreams(ctx, tx, true)
+		if err != nil {
+			return err
+		}
+		problems = fileProblems
+		out = make(map[string]*Stream, len(builders))
+		for uid, b := range builders {
+			s, p := b.result()
 			if p != nil {
 				problems = append(problems, p...)
-				return nil
-			}
-			out[string(uid)] = s
-			return nil
-		}
-		// Pods with events (and maybe a snapshot), then pods with only a
-		// snapshot.
-		c := pods.Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if v != nil {
-				problems = append(problems, Problem{PodUID: string(k), Detail: "pods bucket holds a value, not a bucket, for this pod"})
 				continue
 			}
-			if err := visit(k); err != nil {
-				return err
-			}
-		}
-		c = snaps.Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			if pods.Bucket(k) != nil {
-				continue
-			}
-			if err := visit(k); err != nil {
-				return err
-			}
+			out[uid] = s
 		}
 		return nil
 	})
@@ -150,7 +134,66 @@ func (j *Journal) LoadAll(ctx context.Context) (map[string]*Stream, error) {
 		return nil, fmt.Errorf("load journal %s: %w", j.path, err)
 	}
 	if problems != nil {
+		sortProblems(problems)
 		return out, &CorruptError{Path: j.path, Problems: problems}
 	}
 	return out, nil
+}
+
+// scanStreams reads every snapshot and then the whole log in order, feeding
+// each record to its pod's streamBuilder. Problems of the file (records whose
+// pod cannot be told) are returned; those of pods are in their builders.
+func scanStreams(ctx context.Context, tx *bolt.Tx, keep bool) (map[string]*streamBuilder, []Problem, error) {
+	var problems []Problem
+	builders := make(map[string]*streamBuilder)
+	n := 0
+	c := tx.Bucket(bucketSnapshots).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if n++; n%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
+		uid := string(k)
+		b := newStreamBuilder(uid, v, keep)
+		if v == nil {
+			b.fail(Problem{PodUID: uid, Detail: "snapshots bucket holds a bucket, not a snapshot, for this pod"})
+			b.broken = true
+		}
+		builders[uid] = b
+	}
+	var (
+		prev    uint64
+		started bool
+	)
+	c = tx.Bucket(bucketLog).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if n++; n%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
+		key, uid, seq, p := readLogRecord(k, v)
+		if p != nil {
+			problems = append(problems, *p)
+			continue
+		}
+		if started && key <= prev {
+			problems = append(problems, Problem{Detail: fmt.Sprintf("log record #%d follows record #%d", key, prev)})
+		}
+		prev, started = key, true
+		b := builders[string(uid)]
+		if b == nil {
+			b = newStreamBuilder(string(uid), nil, keep)
+			builders[string(uid)] = b
+		}
+		b.add(seq, v)
+	}
+	return builders, problems, nil
+}
+
+// sortProblems orders problems by pod (those of the file first), keeping the
+// log order within a pod.
+func sortProblems(problems []Problem) {
+	slices.SortStableFunc(problems, func(a, b Problem) int { return cmp.Compare(a.PodUID, b.PodUID) })
 }

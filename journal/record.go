@@ -1,10 +1,13 @@
 package journal
 
 import (
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
@@ -26,9 +29,8 @@ func checkPodUID(podUID string) error {
 }
 
 // prepareEnvelopes validates the envelopes of one Append call, fills unset
-// schema versions and times, and marshals them.
-func prepareEnvelopes(podUID string, events []*pb.Envelope, nowNano int64) (first uint64, recs [][]byte, size int, err error) {
-	recs = make([][]byte, len(events))
+// schema versions and times, and marshals them, appending to recs.
+func prepareEnvelopes(podUID string, events []*pb.Envelope, nowNano int64, recs [][]byte) (first uint64, _ [][]byte, size int, err error) {
 	for i, e := range events {
 		switch {
 		case e == nil:
@@ -60,7 +62,7 @@ func prepareEnvelopes(podUID string, events []*pb.Envelope, nowNano int64) (firs
 		if err != nil {
 			return 0, nil, 0, fmt.Errorf("marshal envelope seq %d: %w", e.Seq, err)
 		}
-		recs[i] = b
+		recs = append(recs, b)
 		size += len(b)
 	}
 	return first, recs, size, nil
@@ -98,22 +100,75 @@ func prepareSnapshot(snap *pb.Snapshot, nowNano int64) ([]byte, error) {
 	return b, nil
 }
 
-// decodeEnvelope decodes the stored record k → v of pod podUID and checks it
-// against its key and bucket.
-func decodeEnvelope(podUID string, k, v []byte) (*pb.Envelope, *Problem) {
-	seq, ok := parseSeqKey(k)
-	if !ok {
-		return nil, &Problem{PodUID: podUID, Detail: fmt.Sprintf("key %x is not an 8-byte sequence number", k)}
+// Field numbers of the header fields, shared by Envelope and Snapshot
+// (checked at init).
+var (
+	fieldSeq    = fieldNumber(&pb.Envelope{}, "seq")
+	fieldPodUID = fieldNumber(&pb.Envelope{}, "pod_uid")
+)
+
+func init() {
+	if fieldNumber(&pb.Snapshot{}, "seq") != fieldSeq || fieldNumber(&pb.Snapshot{}, "pod_uid") != fieldPodUID {
+		panic("journal: Envelope and Snapshot number seq and pod_uid differently")
 	}
-	if v == nil {
-		return nil, &Problem{PodUID: podUID, Seq: seq, Detail: "key holds a bucket, not a record"}
+}
+
+func fieldNumber(m proto.Message, name protoreflect.Name) protowire.Number {
+	f := m.ProtoReflect().Descriptor().Fields().ByName(name)
+	if f == nil {
+		panic(fmt.Sprintf("journal: %s has no field %s", m.ProtoReflect().Descriptor().FullName(), name))
 	}
+	return f.Number()
+}
+
+// readHeader returns the pod_uid and seq of a stored envelope or snapshot
+// from the top-level fields of its protobuf encoding, without decoding the
+// rest: the open-time index needs nothing else. As proto.Unmarshal does, a
+// field that occurs twice counts with its last value. The uid aliases v.
+func readHeader(v []byte) (uid []byte, seq uint64, err error) {
+	for len(v) > 0 {
+		num, typ, n := protowire.ConsumeTag(v)
+		if n < 0 {
+			return nil, 0, protowire.ParseError(n)
+		}
+		v = v[n:]
+		switch {
+		case num == fieldSeq && typ == protowire.VarintType:
+			seq, n = protowire.ConsumeVarint(v)
+		case num == fieldPodUID && typ == protowire.BytesType:
+			uid, n = protowire.ConsumeBytes(v)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, v)
+		}
+		if n < 0 {
+			return nil, 0, protowire.ParseError(n)
+		}
+		v = v[n:]
+	}
+	switch {
+	case len(uid) == 0:
+		return nil, 0, errors.New("no pod_uid")
+	case seq == 0:
+		return nil, 0, errors.New("no seq")
+	}
+	return uid, seq, nil
+}
+
+// knownRecordSchema reports whether a record of this schema_version reads
+// as this build's.
+func knownRecordSchema(v uint32) bool {
+	return v >= minRecordSchema && v <= SchemaVersion
+}
+
+// decodeEnvelope decodes the stored record v, whose header says it is event
+// seq of pod podUID, and checks it.
+func decodeEnvelope(podUID string, seq uint64, v []byte) (*pb.Envelope, *Problem) {
 	e := new(pb.Envelope)
 	if err := proto.Unmarshal(v, e); err != nil {
 		return nil, &Problem{PodUID: podUID, Seq: seq, Detail: fmt.Sprintf("record does not decode: %v", err)}
 	}
 	switch {
-	case e.SchemaVersion != SchemaVersion:
+	case !knownRecordSchema(e.SchemaVersion):
 		return nil, &Problem{PodUID: podUID, Seq: seq, Detail: fmt.Sprintf("record has unknown schema_version %d", e.SchemaVersion)}
 	case e.PodUid != podUID:
 		return nil, &Problem{PodUID: podUID, Seq: seq, Detail: fmt.Sprintf("record has pod_uid %q", e.PodUid)}
@@ -132,7 +187,7 @@ func decodeSnapshot(podUID string, v []byte) (*pb.Snapshot, *Problem) {
 		return nil, &Problem{PodUID: podUID, Detail: fmt.Sprintf("snapshot does not decode: %v", err)}
 	}
 	switch {
-	case s.SchemaVersion != SchemaVersion:
+	case !knownRecordSchema(s.SchemaVersion):
 		return nil, &Problem{PodUID: podUID, Detail: fmt.Sprintf("snapshot has unknown schema_version %d", s.SchemaVersion)}
 	case s.PodUid != podUID:
 		return nil, &Problem{PodUID: podUID, Detail: fmt.Sprintf("snapshot has pod_uid %q", s.PodUid)}

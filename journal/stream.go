@@ -3,8 +3,6 @@ package journal
 import (
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
-
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -31,48 +29,77 @@ func (s *Stream) LastSeq() uint64 {
 	return 0
 }
 
-// readStream decodes and checks one pod's stream. events is the pod's bucket
-// (nil if none) and snap its stored snapshot (nil if none). Every problem
-// found is returned; the stream is only valid if there are none.
-func readStream(podUID string, events *bolt.Bucket, snap []byte) (*Stream, []Problem) {
-	var (
-		s        = new(Stream)
-		problems []Problem
-		next     = uint64(1)
-	)
+// streamBuilder decodes and checks one pod's stream: its stored snapshot,
+// then its records in log order. Load, LoadAll and Verify share it, so they
+// agree on what a damaged stream is.
+type streamBuilder struct {
+	uid    string
+	keep   bool // keep the events (Load, LoadAll), or only check them (Verify)
+	stream Stream
+	// next is the seq the next record must have.
+	next uint64
+	// broken: the snapshot is unusable, so the records cannot be checked.
+	broken   bool
+	problems []Problem
+}
+
+// newStreamBuilder starts the stream of pod uid from its stored snapshot
+// (nil if none).
+func newStreamBuilder(uid string, snap []byte, keep bool) *streamBuilder {
+	b := &streamBuilder{uid: uid, keep: keep, next: 1}
 	if snap != nil {
-		sn, p := decodeSnapshot(podUID, snap)
+		s, p := decodeSnapshot(uid, snap)
 		if p != nil {
-			// Without the snapshot's seq the events cannot be checked.
-			return nil, []Problem{*p}
+			b.fail(*p)
+			b.broken = true
+			return b
 		}
-		s.Snapshot = sn
-		next = sn.Seq + 1
+		b.stream.Snapshot = s
+		b.next = s.Seq + 1
 	}
-	if events == nil {
-		return s, nil
+	return b
+}
+
+// fail records a problem of the pod; its stream is then not returned.
+func (b *streamBuilder) fail(p Problem) { b.problems = append(b.problems, p) }
+
+// add decodes and checks the pod's next record, v, whose header says it is
+// event seq.
+func (b *streamBuilder) add(seq uint64, v []byte) {
+	if b.broken {
+		return
 	}
-	c := events.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		e, p := decodeEnvelope(podUID, k, v)
-		if p != nil {
-			problems = append(problems, *p)
-			continue
+	e, p := decodeEnvelope(b.uid, seq, v)
+	if p != nil {
+		b.fail(*p)
+		if seq == b.next {
+			b.next++ // in its place: no gap to report after it
 		}
-		switch {
-		case s.Snapshot != nil && e.Seq <= s.Snapshot.Seq:
-			problems = append(problems, Problem{PodUID: podUID, Seq: e.Seq,
-				Detail: fmt.Sprintf("event is covered by the snapshot at seq %d but was not compacted", s.Snapshot.Seq)})
-			continue
-		case e.Seq != next:
-			problems = append(problems, Problem{PodUID: podUID, Seq: e.Seq,
-				Detail: fmt.Sprintf("gap in stream: expected seq %d", next)})
-		}
-		s.Events = append(s.Events, e)
-		next = e.Seq + 1
+		return
 	}
-	if problems != nil {
-		return nil, problems
+	switch snap := b.stream.Snapshot; {
+	case snap != nil && e.Seq <= snap.Seq:
+		b.fail(Problem{PodUID: b.uid, Seq: e.Seq,
+			Detail: fmt.Sprintf("event is covered by the snapshot at seq %d but was not compacted", snap.Seq)})
+		return
+	case e.Seq < b.next:
+		b.fail(Problem{PodUID: b.uid, Seq: e.Seq,
+			Detail: fmt.Sprintf("seq repeated or out of order: expected seq %d", b.next)})
+		return
+	case e.Seq > b.next:
+		b.fail(Problem{PodUID: b.uid, Seq: e.Seq, Detail: fmt.Sprintf("gap in stream: expected seq %d", b.next)})
 	}
-	return s, nil
+	if b.keep {
+		b.stream.Events = append(b.stream.Events, e)
+	}
+	b.next = e.Seq + 1
+}
+
+// result returns the stream, or every problem found; the stream is only
+// valid if there are none.
+func (b *streamBuilder) result() (*Stream, []Problem) {
+	if b.problems != nil {
+		return nil, b.problems
+	}
+	return &b.stream, nil
 }

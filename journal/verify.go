@@ -11,10 +11,13 @@ import (
 )
 
 // Verify checks the whole journal: bbolt's page-level consistency check, the
-// file length, the meta bucket and schema version, and every record: it
-// decodes, has a known schema version, the pod_uid of its bucket and the seq
-// of its key; each pod's events continue its snapshot (or start at 1) without
-// gaps. It returns nil or a *CorruptError (ErrCorrupt) listing the problems.
+// file length, the meta bucket and schema version, and every record: each
+// log key is a record number, greater than the one before; each record
+// decodes, has a known schema version, and continues its pod's stream (the
+// pod's snapshot, or seq 1) without gaps or repeats; no record is covered by
+// its pod's snapshot; each snapshot decodes and names its pod. It also
+// checks that the in-memory index matches the file. It returns nil or a
+// *CorruptError (ErrCorrupt) listing the problems.
 //
 // On a writable journal Verify runs in the writer goroutine, inside a write
 // transaction that it rolls back (bbolt's check is not safe in a read
@@ -76,47 +79,29 @@ func (j *Journal) verifyTx(ctx context.Context, tx *bolt.Tx) error {
 	} else if schema != SchemaVersion {
 		problems = append(problems, Problem{Detail: fmt.Sprintf("schema version %d, want %d", schema, SchemaVersion)})
 	}
-	pods, snaps := tx.Bucket(bucketPods), tx.Bucket(bucketSnapshots)
-	if pods == nil {
-		return fail("bucket %q is missing", bucketPods)
-	}
-	if snaps == nil {
-		return fail("bucket %q is missing", bucketSnapshots)
+	for _, name := range requiredBuckets(SchemaVersion) {
+		if tx.Bucket(name) == nil {
+			return fail("bucket %q is missing", name)
+		}
 	}
 
-	n := 0
-	c := pods.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if n++; n%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if v != nil {
-			problems = append(problems, Problem{PodUID: string(k), Detail: "pods bucket holds a value, not a bucket, for this pod"})
-			continue
-		}
-		_, p := readStream(string(k), pods.Bucket(k), snaps.Get(k))
+	builders, fileProblems, err := scanStreams(ctx, tx, false)
+	if err != nil {
+		return err
+	}
+	problems = append(problems, fileProblems...)
+	for _, b := range builders {
+		_, p := b.result()
 		problems = append(problems, p...)
 	}
-	c = snaps.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if n++; n%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if v == nil {
-			problems = append(problems, Problem{PodUID: string(k), Detail: "snapshots bucket holds a bucket, not a snapshot, for this pod"})
-			continue
-		}
-		if pods.Bucket(k) != nil {
-			continue // checked with its events
-		}
-		_, p := readStream(string(k), nil, v)
-		problems = append(problems, p...)
+	// The writer is the only one that changes the index, and Verify runs in
+	// it (or the journal is read-only): no lock needed.
+	fresh := buildIndex(tx)
+	if d := j.idx.diff(&fresh); d != "" {
+		problems = append(problems, Problem{Detail: "the in-memory index does not match the file: " + d})
 	}
 	if problems != nil {
+		sortProblems(problems)
 		return &CorruptError{Path: j.path, Problems: problems}
 	}
 	return nil

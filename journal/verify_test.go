@@ -1,7 +1,9 @@
 package journal
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +12,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
@@ -36,7 +39,9 @@ func TestVerifyPassesHealthyJournal(t *testing.T) {
 }
 
 // Damage that bbolt's own check cannot see, written directly into the file:
-// Verify finds it, Load refuses the pod, LoadAll returns the other pods.
+// Verify finds it, Load refuses the damaged pods, LoadAll returns the other
+// pods. A record whose pod cannot be told is a problem of the file: Load
+// then refuses every pod, since it could be any pod's last event.
 func TestVerifyFindsDamagedRecords(t *testing.T) {
 	marshal := func(m proto.Message) []byte {
 		b, err := proto.Marshal(m)
@@ -46,45 +51,76 @@ func TestVerifyFindsDamagedRecords(t *testing.T) {
 		return b
 	}
 	withSchema := func(e *pb.Envelope) *pb.Envelope { e.SchemaVersion = SchemaVersion; return e }
+	type edit func(t *testing.T, log, snaps *bolt.Bucket) error
+	// put replaces the record of pod "bad" at seq with v.
+	put := func(seq uint64, v func() []byte) edit {
+		return func(t *testing.T, log, _ *bolt.Bucket) error { return log.Put(keyOfRecord(t, log, "bad", seq), v()) }
+	}
 	for _, tc := range []struct {
-		name   string
-		edit   func(events, snaps *bolt.Bucket) error // on pod "bad", which has events 1..5
-		detail string
+		name    string
+		edit    edit
+		details []string
+		pods    []string // the damaged pods named
+		orphan  bool     // a record's pod cannot be told
 	}{
-		{"gap", func(events, _ *bolt.Bucket) error { return events.Delete(seqKey(3)) }, "gap in stream: expected seq 3"},
-		{"missing first", func(events, _ *bolt.Bucket) error { return events.Delete(seqKey(1)) }, "expected seq 1"},
-		{"undecodable", func(events, _ *bolt.Bucket) error {
-			return events.Put(seqKey(2), []byte{0xff, 0xff, 0xff})
-		}, "does not decode"},
-		{"pod_uid of another pod", func(events, _ *bolt.Bucket) error {
-			return events.Put(seqKey(2), marshal(withSchema(ev("other", 2))))
-		}, `pod_uid "other"`},
-		{"seq not its key", func(events, _ *bolt.Bucket) error {
-			return events.Put(seqKey(2), marshal(withSchema(ev("bad", 7))))
-		}, "record has seq 7"},
-		{"unknown schema", func(events, _ *bolt.Bucket) error {
+		{name: "gap", edit: func(t *testing.T, log, _ *bolt.Bucket) error {
+			return log.Delete(keyOfRecord(t, log, "bad", 3))
+		}, details: []string{"gap in stream: expected seq 3"}, pods: []string{"bad"}},
+		{name: "missing first", edit: func(t *testing.T, log, _ *bolt.Bucket) error {
+			return log.Delete(keyOfRecord(t, log, "bad", 1))
+		}, details: []string{"expected seq 1"}, pods: []string{"bad"}},
+		{name: "event does not decode", edit: put(2, func() []byte {
+			// Its header is sound, its event is not.
+			b := marshal(&pb.Envelope{SchemaVersion: SchemaVersion, Seq: 2, PodUid: "bad"})
+			b = protowire.AppendTag(b, 5, protowire.BytesType)
+			return protowire.AppendBytes(b, []byte{0xff, 0xff, 0xff})
+		}), details: []string{"record does not decode"}, pods: []string{"bad"}},
+		{name: "record of another pod", edit: put(2, func() []byte {
+			return marshal(withSchema(ev("other", 2)))
+		}), details: []string{`pod "bad" seq 3: gap in stream: expected seq 2`, `pod "other" seq 2: gap in stream: expected seq 1`},
+			pods: []string{"bad", "other"}},
+		{name: "seq repeated", edit: func(t *testing.T, log, _ *bolt.Bucket) error {
+			last, _ := log.Cursor().Last()
+			return log.Put(logKey(binary.BigEndian.Uint64(last)+1), marshal(withSchema(ev("bad", 4))))
+		}, details: []string{"seq 4: seq repeated or out of order: expected seq 6"}, pods: []string{"bad"}},
+		{name: "seqs out of order", edit: func(t *testing.T, log, _ *bolt.Bucket) error {
+			k2, k3 := keyOfRecord(t, log, "bad", 2), keyOfRecord(t, log, "bad", 3)
+			v2, v3 := bytes.Clone(log.Get(k2)), bytes.Clone(log.Get(k3))
+			if err := log.Put(k2, v3); err != nil {
+				return err
+			}
+			return log.Put(k3, v2)
+		}, details: []string{"seq 2: seq repeated or out of order: expected seq 4"}, pods: []string{"bad"}},
+		{name: "unknown schema", edit: put(2, func() []byte {
 			e := ev("bad", 2)
 			e.SchemaVersion = 9
-			return events.Put(seqKey(2), marshal(e))
-		}, "unknown schema_version 9"},
-		{"short key", func(events, _ *bolt.Bucket) error { return events.Put([]byte("x"), []byte{}) }, "not an 8-byte sequence number"},
-		{"event not compacted", func(_, snaps *bolt.Bucket) error {
+			return marshal(e)
+		}), details: []string{"unknown schema_version 9"}, pods: []string{"bad"}},
+		{name: "event not compacted", edit: func(_ *testing.T, _, snaps *bolt.Bucket) error {
 			s := snapshotAt("bad", 3)
 			s.SchemaVersion = SchemaVersion
 			return snaps.Put([]byte("bad"), marshal(s))
-		}, "covered by the snapshot at seq 3"},
-		{"undecodable snapshot", func(_, snaps *bolt.Bucket) error {
+		}, details: []string{"covered by the snapshot at seq 3"}, pods: []string{"bad"}},
+		{name: "undecodable snapshot", edit: func(_ *testing.T, _, snaps *bolt.Bucket) error {
 			return snaps.Put([]byte("bad"), []byte{0x0a})
-		}, "snapshot does not decode"},
+		}, details: []string{"snapshot does not decode"}, pods: []string{"bad"}},
+		{name: "record does not decode at all", edit: put(2, func() []byte { return []byte{0xff, 0xff, 0xff} }),
+			details: []string{"does not decode", "cannot be told which pod", `pod "bad" seq 3: gap in stream: expected seq 2`},
+			pods:    []string{"bad"}, orphan: true},
+		{name: "short key", edit: func(_ *testing.T, log, _ *bolt.Bucket) error {
+			return log.Put([]byte("x"), []byte{})
+		}, details: []string{"log key 78 is not an 8-byte record number"}, orphan: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			j := openT(t, dir, testOptions(t))
-			appendT(t, j, "bad", evs("bad", 1, 5)...)
-			appendT(t, j, "good", evs("good", 1, 5)...)
+			for seq := uint64(1); seq <= 5; seq++ {
+				appendT(t, j, "bad", ev("bad", seq))
+				appendT(t, j, "good", ev("good", seq))
+			}
 			closeT(t, j)
 			editFile(t, dir, func(tx *bolt.Tx) error {
-				return tc.edit(tx.Bucket(bucketPods).Bucket([]byte("bad")), tx.Bucket(bucketSnapshots))
+				return tc.edit(t, tx.Bucket(bucketLog), tx.Bucket(bucketSnapshots))
 			})
 
 			j = openT(t, dir, testOptions(t))
@@ -97,22 +133,36 @@ func TestVerifyFindsDamagedRecords(t *testing.T) {
 			if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Verify = %v, want a *CorruptError", err)
 			}
-			mustContain(t, err, tc.detail, `pod "bad"`, j.Path())
-			if got := ce.PodUIDs(); !slices.Equal(got, []string{"bad"}) {
-				t.Fatalf("damaged pods %v, want [bad]", got)
+			t.Logf("Verify: %v", err)
+			mustContain(t, err, append(tc.details, j.Path())...)
+			if got := ce.PodUIDs(); !slices.Equal(got, tc.pods) {
+				t.Fatalf("damaged pods %v, want %v", got, tc.pods)
 			}
 
-			_, err = j.Load(ctx, "bad")
-			wantErrIs(t, err, ErrCorrupt)
-			wantSeqs(t, loadT(t, j, "good"), "good", 1, 5)
+			for _, uid := range []string{"bad", "good"} {
+				_, err := j.Load(ctx, uid)
+				if damaged := tc.orphan || slices.Contains(tc.pods, uid); damaged {
+					wantErrIs(t, err, ErrCorrupt)
+				} else {
+					wantSeqs(t, loadT(t, j, uid), uid, 1, 5)
+				}
+			}
 			all, err := j.LoadAll(ctx)
-			if !errors.As(err, &ce) || !slices.Equal(ce.PodUIDs(), []string{"bad"}) {
-				t.Fatalf("LoadAll error = %v, want a *CorruptError naming pod bad", err)
+			if !errors.As(err, &ce) || !slices.Equal(ce.PodUIDs(), tc.pods) {
+				t.Fatalf("LoadAll error = %v, want a *CorruptError naming pods %v", err, tc.pods)
 			}
-			if _, ok := all["bad"]; ok || all["good"] == nil {
-				t.Fatalf("LoadAll returned pods %v, want good only", keys(all))
+			for _, uid := range []string{"bad", "good"} {
+				if slices.Contains(tc.pods, uid) {
+					if _, ok := all[uid]; ok {
+						t.Fatalf("LoadAll returned the damaged pod %s", uid)
+					}
+					continue
+				}
+				if all[uid] == nil {
+					t.Fatalf("LoadAll returned pods %v, not %s", keys(all), uid)
+				}
+				wantSeqs(t, all[uid], uid, 1, 5)
 			}
-			wantSeqs(t, all["good"], "good", 1, 5)
 
 			// Appends to the healthy pod go on; the read-only CLI sees the
 			// same problems.
@@ -123,9 +173,23 @@ func TestVerifyFindsDamagedRecords(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			mustContain(t, r.Verify(ctx), tc.detail)
+			mustContain(t, r.Verify(ctx), tc.details...)
 		})
 	}
+}
+
+// keyOfRecord finds the log key of event seq of pod uid.
+func keyOfRecord(t *testing.T, log *bolt.Bucket, uid string, seq uint64) []byte {
+	t.Helper()
+	c := log.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		var e pb.Envelope
+		if err := proto.Unmarshal(v, &e); err == nil && e.PodUid == uid && e.Seq == seq {
+			return bytes.Clone(k)
+		}
+	}
+	t.Fatalf("no record of pod %s seq %d in the log", uid, seq)
+	return nil
 }
 
 func keys(m map[string]*Stream) []string {
@@ -137,7 +201,8 @@ func keys(m map[string]*Stream) []string {
 	return out
 }
 
-// LoadAll of 10,000 pods with 10 events each, as a node recovers.
+// Open (which checks the file and builds the index) and LoadAll of 10,000
+// pods with 10 events each, as a node recovers.
 func TestLoadAllManyPods(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 100,000 records")
@@ -147,7 +212,14 @@ func TestLoadAllManyPods(t *testing.T) {
 	fillJournal(t, dir, pods, events, benchRecordSize)
 	start := time.Now()
 	j := openT(t, dir, testOptions(t))
-	t.Logf("Open of %d pods × %d events, with its consistency check: %v", pods, events, time.Since(start))
+	opened := time.Since(start)
+	t.Logf("Open of %d pods × %d events, with its consistency check and index: %v", pods, events, opened)
+	if limit := 5 * time.Second; opened > limit {
+		t.Fatalf("Open took %v, want under %v", opened, limit)
+	}
+	if got := j.idx.records; got != pods*events {
+		t.Fatalf("index holds %d records, want %d", got, pods*events)
+	}
 	start = time.Now()
 	all, err := j.LoadAll(context.Background())
 	elapsed := time.Since(start)

@@ -7,9 +7,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"go.uber.org/zap"
-	"google.golang.org/protobuf/proto"
-
-	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
 // errNothingWritten rolls back a transaction in which every request was
@@ -55,15 +52,35 @@ func (j *Journal) runWriter() {
 // commit writes a batch in one transaction and answers each request: with
 // its own rejection (ErrSequence, ...) if it was refused — it then wrote
 // nothing — or else with the transaction's outcome.
+//
+// The transaction stages its changes to the index (see staging); once it has
+// committed they are published before any request is answered, so a Load
+// that starts after an Append returned finds its records. A batch that only
+// appends publishes after its commit: a reader that looks at the index in
+// between reads a file that holds more than the index says, which is
+// harmless. A batch with a snapshot or a delete removes records and
+// snapshots, so it holds the index write-locked from before its transaction
+// until it has published: readers (viewIndexed) never pair the index from
+// before it with the file from after it.
 func (j *Journal) commit(batch []*request) {
 	if j.opts.beforeCommit != nil {
 		j.opts.beforeCommit(len(batch))
 	}
+	exclusive := false
+	for _, r := range batch {
+		if r.kind != kindAppend {
+			exclusive = true
+		}
+	}
+	if exclusive {
+		j.idx.mu.Lock()
+	}
 	rejected := make([]error, len(batch))
 	var wrote, records, bytes int
+	s := &j.staging
+	s.begin(&j.idx.podIndex, exclusive) // before: rollback must not see the last batch's
 	txErr := j.guardedUpdate(func(tx *bolt.Tx) error {
-		wrote, records, bytes = 0, 0, 0
-		w := writeTx{pods: tx.Bucket(bucketPods), snaps: tx.Bucket(bucketSnapshots)}
+		w := writeTx{log: logBucket(tx), snaps: tx.Bucket(bucketSnapshots), s: s}
 		for i, r := range batch {
 			rej, err := w.apply(r)
 			if err != nil {
@@ -85,6 +102,19 @@ func (j *Journal) commit(batch []*request) {
 	})
 	if errors.Is(txErr, errNothingWritten) {
 		txErr = nil
+	}
+	switch {
+	case txErr != nil || wrote == 0:
+		s.rollback()
+	case exclusive:
+		s.publish()
+	default:
+		j.idx.mu.Lock()
+		s.publish()
+		j.idx.mu.Unlock()
+	}
+	if exclusive {
+		j.idx.mu.Unlock()
 	}
 
 	if txErr != nil {
@@ -120,14 +150,17 @@ func (j *Journal) guardedUpdate(fn func(tx *bolt.Tx) error) (err error) {
 	return j.db.Update(fn)
 }
 
-// writeTx applies requests within one write transaction.
+// writeTx applies requests within one write transaction. Every record goes
+// to the end of the log under the next record number; the sequence checks
+// read the index as staged by the batch so far, not the file.
 type writeTx struct {
-	pods, snaps *bolt.Bucket
+	log, snaps *bolt.Bucket
+	s          *staging
 }
 
 // apply performs one request. rejected is the request's own failure (it then
-// changed nothing: sequence mismatch, damaged stored records of its pod); err
-// is a failure of the transaction, which must abort.
+// changed nothing: sequence mismatch, damaged stored snapshot of its pod);
+// err is a failure of the transaction, which must abort.
 func (w writeTx) apply(r *request) (rejected, err error) {
 	switch r.kind {
 	case kindAppend:
@@ -141,101 +174,60 @@ func (w writeTx) apply(r *request) (rejected, err error) {
 }
 
 func (w writeTx) append(r *request) (rejected, err error) {
-	uid := []byte(r.uid)
-	events := w.pods.Bucket(uid)
-	last, err := w.lastSeq(uid, events)
-	if err != nil {
-		return fmt.Errorf("append to pod %q: %w", r.uid, err), nil
+	e := w.s.entry(r.uid)
+	if e != nil && e.snapProblem != "" {
+		return fmt.Errorf("append to pod %q: %w: %s", r.uid, ErrCorrupt, e.snapProblem), nil
 	}
-	if r.first != last+1 {
+	if last := w.s.lastSeq(e); r.first != last+1 {
 		return fmt.Errorf("append to pod %q: first seq %d does not follow the stored seq %d: %w",
 			r.uid, r.first, last, ErrSequence), nil
 	}
-	if events == nil {
-		if events, err = w.pods.CreateBucket(uid); err != nil {
-			return nil, err
-		}
-	}
-	events.FillPercent = podFillPercent
-	// bbolt keeps key and value slices until the commit: one key buffer
-	// for the request.
-	keys := make([]byte, seqKeyLen*len(r.recs))
+	from := len(w.s.refs)
 	for i, rec := range r.recs {
-		k := putSeqKey(keys[i*seqKeyLen:(i+1)*seqKeyLen], r.first+uint64(i))
-		if err := events.Put(k, rec); err != nil {
+		n, k := w.s.nextKey()
+		if err := w.log.Put(k, rec); err != nil {
 			return nil, err
 		}
+		w.s.refs = append(w.s.refs, recRef{seq: r.first + uint64(i), key: n})
 	}
+	w.s.appendRecords(r.uid, e, from)
 	return nil, nil
 }
 
 func (w writeTx) snapshot(r *request) (rejected, err error) {
-	uid := []byte(r.uid)
-	events := w.pods.Bucket(uid)
-	last, err := w.lastSeq(uid, events)
-	if err != nil {
-		return fmt.Errorf("snapshot of pod %q: %w", r.uid, err), nil
+	e := w.s.entry(r.uid)
+	if e != nil && e.snapProblem != "" {
+		return fmt.Errorf("snapshot of pod %q: %w: %s", r.uid, ErrCorrupt, e.snapProblem), nil
 	}
-	cur, err := w.snapshotSeq(uid)
-	if err != nil {
-		return fmt.Errorf("snapshot of pod %q: %w", r.uid, err), nil
+	last, cur := w.s.lastSeq(e), uint64(0)
+	if e != nil {
+		cur = e.snapSeq
 	}
 	if r.snap.Seq > last || r.snap.Seq < cur {
 		return fmt.Errorf("snapshot of pod %q at seq %d: stored events end at seq %d and the stored snapshot is at seq %d: %w",
 			r.uid, r.snap.Seq, last, cur, ErrSequence), nil
 	}
-	if err := w.snaps.Put(uid, r.recs[0]); err != nil {
+	if err := w.snaps.Put([]byte(r.uid), r.recs[0]); err != nil {
 		return nil, err
 	}
-	if events == nil {
-		return nil, nil
-	}
-	// Compact: delete the events the snapshot covers.
-	first, _ := events.Cursor().First()
-	from, ok := parseSeqKey(first)
-	if !ok {
-		return nil, nil
-	}
-	for seq := from; seq <= r.snap.Seq; seq++ {
-		if err := events.Delete(seqKey(seq)); err != nil {
-			return nil, err
-		}
-	}
-	return nil, nil
+	// Compact: delete the records the snapshot covers. (e is not nil: the
+	// pod has a seq >= 1.)
+	return nil, w.deleteRecords(w.s.compact(r.uid, e, r.snap.Seq))
 }
 
 func (w writeTx) delete(r *request) error {
-	uid := []byte(r.uid)
-	if err := w.pods.DeleteBucket(uid); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+	if err := w.deleteRecords(w.s.remove(r.uid)); err != nil {
 		return err
 	}
-	return w.snaps.Delete(uid)
+	return w.snaps.Delete([]byte(r.uid))
 }
 
-// lastSeq is the seq of the pod's last stored event: the last key of its
-// bucket, else its snapshot's seq, else 0.
-func (w writeTx) lastSeq(uid []byte, events *bolt.Bucket) (uint64, error) {
-	if events != nil {
-		if k, _ := events.Cursor().Last(); k != nil {
-			seq, ok := parseSeqKey(k)
-			if !ok {
-				return 0, fmt.Errorf("%w: last key %x of the pod's stream is not a sequence number", ErrCorrupt, k)
-			}
-			return seq, nil
+func (w writeTx) deleteRecords(keys []uint64) error {
+	k := make([]byte, logKeyLen)
+	for _, n := range keys {
+		if err := w.log.Delete(putLogKey(k, n)); err != nil {
+			return err
 		}
 	}
-	return w.snapshotSeq(uid)
-}
-
-// snapshotSeq is the seq of the pod's stored snapshot, 0 if none.
-func (w writeTx) snapshotSeq(uid []byte) (uint64, error) {
-	v := w.snaps.Get(uid)
-	if v == nil {
-		return 0, nil
-	}
-	var s pb.Snapshot
-	if err := proto.Unmarshal(v, &s); err != nil {
-		return 0, fmt.Errorf("%w: stored snapshot does not decode: %v", ErrCorrupt, err)
-	}
-	return s.Seq, nil
+	return nil
 }
