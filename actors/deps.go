@@ -45,8 +45,14 @@ type Lister interface {
 // PodUpdate is a pod's status as its PodActor last decided it.
 type PodUpdate struct {
 	UID string
-	// Pod is the pod with its status; nil for a pod without a spec (an orphan).
+	// Pod is the pod as accepted (its Status field is empty); nil for a pod
+	// without a spec (an orphan). It is shared with the PodActor's state,
+	// which never mutates it: the receiver never changes it either (copy it
+	// first).
 	Pod *corev1.Pod
+	// Status is the pod's status as the PodActor computed it; it belongs to
+	// the receiver. Nil when Pod is.
+	Status *corev1.PodStatus
 	// Seq is the journal sequence the status reflects; it only goes up.
 	Seq        uint64
 	AcceptedAt time.Time

@@ -67,8 +67,6 @@ type spawnMode int
 const (
 	// restarted: nothing; the actor asks for its pod and lists the runtime.
 	restarted spawnMode = iota
-	// fresh: its pod's desired state; the actor lists the runtime itself.
-	fresh
 	// withView: its desired state (if any) and a runtime view.
 	withView
 )
@@ -298,9 +296,8 @@ func (a *podActor) publish(now time.Time) {
 		u.AcceptedAt = time.Unix(0, a.state.P.AcceptedAtUnixNano)
 	}
 	if a.state.Pod != nil {
-		pod := a.state.Pod.DeepCopy()
-		pod.Status = lifecycle.Status(a.state, lifecycle.StatusEnv{RuntimeName: a.deps.RuntimeName, HostIP: a.deps.HostIP, Now: now})
-		u.Pod = pod
+		st := lifecycle.Status(a.state, lifecycle.StatusEnv{RuntimeName: a.deps.RuntimeName, HostIP: a.deps.HostIP, Now: now})
+		u.Pod, u.Status = a.state.Pod, &st // the pod is shared and never mutated (see PodUpdate)
 	}
 	a.deps.Status.PodStatus(u)
 }

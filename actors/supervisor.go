@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"time"
@@ -44,10 +45,11 @@ type supervisor struct {
 	desired map[string]map[string]desiredPod // source -> uid -> latest wish
 }
 
-// desiredPod is a source's latest wish for a pod.
+// desiredPod is a source's latest wish for a pod: the source's pod object
+// (shared, never mutated) and a digest of its content.
 type desiredPod struct {
-	msg    *pb.PodDesired
-	digest string
+	pod    *corev1.Pod
+	digest [sha256.Size]byte
 }
 
 // resync is a (re)started PodActor asking for its pod's desired state.
@@ -80,9 +82,10 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	case *resync:
 		// A restarted PodActor lost the inputs of its previous incarnation:
 		// give it the sources' latest wish again (it is idempotent).
-		for _, src := range s.desired {
+		for name, src := range s.desired {
 			if d, ok := src[m.uid]; ok {
-				ctx.Respond(d.msg)
+				msg, _ := desiredMsg(d.pod, name)
+				ctx.Respond(msg)
 				return
 			}
 		}
@@ -109,7 +112,7 @@ func (s *supervisor) recover(ctx actor.Context) {
 		s.desired[src.Source] = map[string]desiredPod{}
 		for _, pod := range src.Pods {
 			msg, digest := desiredMsg(pod, src.Source)
-			s.desired[src.Source][string(pod.UID)] = desiredPod{msg: msg, digest: digest}
+			s.desired[src.Source][string(pod.UID)] = desiredPod{pod: pod, digest: digest}
 			want[string(pod.UID)] = msg
 		}
 	}
@@ -172,11 +175,21 @@ func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {
 	for _, pod := range m.Pods {
 		uid := string(pod.UID)
 		msg, digest := desiredMsg(pod, m.Source)
-		next[uid] = desiredPod{msg: msg, digest: digest}
+		next[uid] = desiredPod{pod: pod, digest: digest}
 		if old, ok := prev[uid]; ok && old.digest == digest {
 			continue
 		}
-		ctx.Send(s.spawn(ctx, uid, nil, fresh), msg)
+		if pid, ok := s.pods[uid]; ok {
+			ctx.Send(pid, msg)
+			continue
+		}
+		// A pod new to this process. The runtime has nothing of it: the
+		// start-up listing saw everything there was, and since then the
+		// watcher would have reported its objects and spawned its actor. So
+		// its first view is the empty one, without a listing.
+		pid := s.spawn(ctx, uid, nil, withView)
+		ctx.Send(pid, msg)
+		ctx.Send(pid, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano()})
 	}
 	for uid := range prev {
 		if _, ok := next[uid]; ok {
@@ -202,12 +215,13 @@ func (s *supervisor) observed(ctx actor.Context, m *pb.RuntimeObserved) {
 	ctx.Send(s.spawn(ctx, m.PodUid, nil, withView), m)
 }
 
-func desiredMsg(pod *corev1.Pod, source string) (*pb.PodDesired, string) {
+// desiredMsg is the PodDesired of a source's pod and a digest of its content.
+func desiredMsg(pod *corev1.Pod, source string) (*pb.PodDesired, [sha256.Size]byte) {
 	b, err := json.Marshal(pod)
 	if err != nil {
 		panic(err) // a Pod always encodes
 	}
-	return &pb.PodDesired{PodJson: b, Source: source}, pod.ResourceVersion + "/" + string(b)
+	return &pb.PodDesired{PodJson: b, Source: source}, sha256.Sum256(b)
 }
 
 // podStrategy maps a PodActor's failure to a directive: a journal error

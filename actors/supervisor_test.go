@@ -129,7 +129,7 @@ func TestFailedAppendRestartsFromDisk(t *testing.T) {
 			defer tick.Stop()
 			for {
 				u, ok := st.get("uid-p")
-				if ok && u.Pod != nil && u.Pod.Status.Phase == corev1.PodRunning && u.Pod.Status.ContainerStatuses[0].State.Running != nil {
+				if ok && u.Status != nil && u.Status.Phase == corev1.PodRunning && u.Status.ContainerStatuses[0].State.Running != nil {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -208,7 +208,7 @@ func TestFailedEffectBacksOff(t *testing.T) {
 	system.Root.Send(sup, &SourceSnapshot{Source: "test", Pods: []*corev1.Pod{pod}})
 	waitUntil(t, "pod Running", func() bool {
 		u, ok := st.get("uid-p")
-		return ok && u.Pod != nil && u.Pod.Status.Phase == corev1.PodRunning
+		return ok && u.Status != nil && u.Status.Phase == corev1.PodRunning
 	})
 	start := time.Now()
 	system.Root.Send(sup, &SourceSnapshot{Source: "test"})

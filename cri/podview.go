@@ -3,7 +3,6 @@ package cri
 import (
 	"cmp"
 	"context"
-	"maps"
 	"slices"
 	"time"
 
@@ -37,7 +36,6 @@ type Sandbox struct {
 	// IP is the primary pod IP; empty for sandboxes that are not ready or have host networking.
 	IP        string
 	CreatedAt time.Time
-	Labels    map[string]string
 }
 
 // ContainerState is the runtime state of a container.
@@ -96,7 +94,6 @@ type Container struct {
 	CreatedAt, StartedAt, FinishedAt time.Time
 	// Image is the image as requested; ImageRef is what the runtime resolved it to.
 	Image, ImageRef string
-	Labels          map[string]string
 }
 
 // Equal reports whether two views describe the same runtime state (times compared with
@@ -115,14 +112,14 @@ func (v *PodView) Empty() bool { return len(v.Sandboxes) == 0 && len(v.Container
 
 func (s Sandbox) equal(o Sandbox) bool {
 	return s.ID == o.ID && s.Attempt == o.Attempt && s.Ready == o.Ready && s.IP == o.IP &&
-		s.CreatedAt.Equal(o.CreatedAt) && maps.Equal(s.Labels, o.Labels)
+		s.CreatedAt.Equal(o.CreatedAt)
 }
 
 func (c Container) equal(o Container) bool {
 	return c.ID == o.ID && c.SandboxID == o.SandboxID && c.Name == o.Name && c.Attempt == o.Attempt &&
 		c.State == o.State && c.ExitCode == o.ExitCode && c.Reason == o.Reason && c.Message == o.Message &&
 		c.CreatedAt.Equal(o.CreatedAt) && c.StartedAt.Equal(o.StartedAt) && c.FinishedAt.Equal(o.FinishedAt) &&
-		c.Image == o.Image && c.ImageRef == o.ImageRef && maps.Equal(c.Labels, o.Labels)
+		c.Image == o.Image && c.ImageRef == o.ImageRef
 }
 
 // ListPods returns the views of all pods that have actorlet-managed objects in the runtime,
@@ -298,7 +295,6 @@ func (c *Client) sandbox(ctx context.Context, ps *runtimeapi.PodSandbox, cache *
 		Attempt:   ps.GetMetadata().GetAttempt(),
 		Ready:     ready,
 		CreatedAt: nanoTime(ps.GetCreatedAt()),
-		Labels:    ps.GetLabels(),
 	}
 	if !ready {
 		return s, true, nil
@@ -359,7 +355,6 @@ func (c *Client) container(ctx context.Context, pc *runtimeapi.Container, cache 
 		FinishedAt: nanoTime(st.GetFinishedAt()),
 		Image:      image,
 		ImageRef:   imageRef,
-		Labels:     pc.GetLabels(),
 	}, true, nil
 }
 

@@ -70,7 +70,7 @@ func TestListPodsGroupsManagedObjects(t *testing.T) {
 			sb0, sb1 := a.Sandboxes[0], a.Sandboxes[1]
 			if sb0.ID != ids["a-sb0"] || sb0.Ready || sb0.IP != "" || sb0.Attempt != 0 ||
 				sb1.ID != ids["a-sb1"] || !sb1.Ready || sb1.IP != "10.1.0.7" || sb1.Attempt != 1 ||
-				!sb0.CreatedAt.Before(sb1.CreatedAt) || sb1.Labels[LabelPodUID] != "pod-a" {
+				!sb0.CreatedAt.Before(sb1.CreatedAt) || a.UID != "pod-a" {
 				t.Errorf("pod-a sandboxes = %+v", a.Sandboxes)
 			}
 

@@ -328,7 +328,7 @@ func TestEventPodUID(t *testing.T) {
 
 func TestPodViewEqual(t *testing.T) {
 	mk := func() *PodView {
-		return &PodView{UID: "u", Sandboxes: []Sandbox{{ID: "s", CreatedAt: time.Unix(1, 0), Labels: map[string]string{"a": "b"}}},
+		return &PodView{UID: "u", Sandboxes: []Sandbox{{ID: "s", CreatedAt: time.Unix(1, 0)}},
 			Containers: []Container{{ID: "c", State: ContainerRunning, StartedAt: time.Unix(2, 0)}}}
 	}
 	a, b := mk(), mk()
@@ -341,9 +341,9 @@ func TestPodViewEqual(t *testing.T) {
 		t.Error("exit code change not seen")
 	}
 	b = mk()
-	b.Sandboxes[0].Labels["a"] = "c"
+	b.Sandboxes[0].Ready = !b.Sandboxes[0].Ready
 	if a.Equal(b) || a.Equal(nil) || !(*PodView)(nil).Equal(nil) {
-		t.Error("label change or nil not seen")
+		t.Error("readiness change or nil not seen")
 	}
 	if !strings.EqualFold(ContainerExited.String(), "exited") || ContainerState(42).String() != "unknown" {
 		t.Error("ContainerState.String")

@@ -31,9 +31,11 @@ var _ actors.StatusSink = (*Cache)(nil)
 // entry is what the Cache holds for one UID. pod is never changed once
 // stored; a newer status replaces the entry's pod.
 type entry struct {
-	seq   uint64
-	pod   *corev1.Pod // nil: an orphan
-	share share
+	seq uint64
+	pod *corev1.Pod // shared with its PodActor, never mutated; nil: an orphan
+	// status is the pod's status; the pod's own Status field is empty.
+	status *corev1.PodStatus
+	share  share
 	// startObserved: the pod start duration was observed (or deliberately
 	// skipped) for this UID.
 	startObserved bool
@@ -55,14 +57,21 @@ func New(reg prometheus.Registerer, clk clock.PassiveClock) *Cache {
 	}
 }
 
-// PodStatus stores u's pod (a deep copy) unless the Cache holds a status
-// with the same or a newer Seq for u.UID; a Removed update forgets the UID.
-// It implements actors.StatusSink and never blocks for longer than a map
-// update.
+// PodStatus stores u's pod and status unless the Cache holds a status with
+// the same or a newer Seq for u.UID; a Removed update forgets the UID. Both
+// are kept as they are, not copied: per actors.PodUpdate the pod is shared
+// with (and never mutated by) the PodActor and the status is the Cache's;
+// the Cache hands out only copies. It implements actors.StatusSink and
+// never blocks for longer than a map update.
 func (c *Cache) PodStatus(u actors.PodUpdate) {
-	var pod *corev1.Pod
+	var pod, view *corev1.Pod
 	if !u.Removed && u.Pod != nil {
-		pod = u.Pod.DeepCopy() // outside the lock: the copy is the slow part
+		pod = u.Pod
+		v := *u.Pod // a shallow view with the status, for the gauges only
+		if u.Status != nil {
+			v.Status = *u.Status
+		}
+		view = &v
 	}
 
 	c.mu.Lock()
@@ -81,13 +90,13 @@ func (c *Cache) PodStatus(u actors.PodUpdate) {
 		return
 	}
 
-	e := &entry{seq: u.Seq, pod: pod, share: shareOf(pod)}
+	e := &entry{seq: u.Seq, pod: pod, status: u.Status, share: shareOf(view)}
 	if old != nil {
 		c.m.add(old.share, -1)
 		e.startObserved = old.startObserved
 	}
 	c.m.add(e.share, +1)
-	if !e.startObserved && started(pod) {
+	if !e.startObserved && started(view) {
 		e.startObserved = true
 		// AcceptedAt before this Cache existed: the pod was accepted by an
 		// earlier run and is only being replayed; its start is not news.
@@ -103,17 +112,18 @@ func (c *Cache) PodStatus(u actors.PodUpdate) {
 // Orphans are left out.
 func (c *Cache) List() []*corev1.Pod {
 	c.mu.Lock()
-	pods := make([]*corev1.Pod, 0, len(c.pods))
+	entries := make([]*entry, 0, len(c.pods))
 	for _, e := range c.pods {
 		if e.pod != nil {
-			pods = append(pods, e.pod)
+			entries = append(entries, e)
 		}
 	}
 	c.mu.Unlock()
+	pods := make([]*corev1.Pod, len(entries))
 
 	// Stored pods are never changed, so they can be copied without the lock.
-	for i, p := range pods {
-		pods[i] = p.DeepCopy()
+	for i, e := range entries {
+		pods[i] = e.copy()
 	}
 	slices.SortFunc(pods, func(a, b *corev1.Pod) int {
 		return cmp.Or(
@@ -134,5 +144,14 @@ func (c *Cache) Get(uid string) (*corev1.Pod, bool) {
 	if e == nil || e.pod == nil {
 		return nil, false
 	}
-	return e.pod.DeepCopy(), true
+	return e.copy(), true
+}
+
+// copy returns the entry's pod with its status, as a deep copy.
+func (e *entry) copy() *corev1.Pod {
+	p := e.pod.DeepCopy()
+	if e.status != nil {
+		e.status.DeepCopyInto(&p.Status)
+	}
+	return p
 }
