@@ -79,6 +79,17 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		s.observed(ctx, m)
 	case *podRemoved:
 		delete(s.pods, m.uid)
+		// Wanted again while it was going (a manifest removed and put back):
+		// a new actor gives it a new life.
+		for name, src := range s.desired {
+			if d, ok := src[m.uid]; ok {
+				msg, _ := desiredMsg(d.pod, name)
+				pid := s.spawn(ctx, m.uid, nil, withView)
+				ctx.Send(pid, msg)
+				ctx.Send(pid, &pb.RuntimeObserved{PodUid: m.uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano()})
+				break
+			}
+		}
 	case *resync:
 		// A restarted PodActor lost the inputs of its previous incarnation:
 		// give it the sources' latest wish again (it is idempotent).
@@ -161,10 +172,8 @@ func (s *supervisor) spawn(ctx actor.Context, uid string, initial *lifecycle.Sta
 		first = false
 		return newPodActor(uid, deps, load, st, m)
 	})
-	pid, err := ctx.SpawnNamed(props, uid)
-	if err != nil && !errors.Is(err, actor.ErrNameExists) {
-		s.deps.Logger.Error("spawn pod actor", zap.String("pod", uid), zap.Error(err))
-	}
+	// A unique name: the actor of the pod's previous life may still be stopping.
+	pid := ctx.SpawnPrefix(props, uid)
 	s.pods[uid] = pid
 	return pid
 }

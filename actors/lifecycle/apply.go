@@ -16,6 +16,18 @@ func Apply(s *State, env *pb.Envelope) {
 	switch e := env.GetEvent().GetKind().(type) {
 	case *pb.Event_PodAccepted:
 		ev := e.PodAccepted
+		if s.P.Removed {
+			// The same UID again after its removal (a static manifest put
+			// back as it was): a new life. Only the sequence and the attempt
+			// numbers carry over, so no runtime object is ever mistaken for
+			// one of the earlier life.
+			old := s.P
+			s.P = &pb.PodState{Uid: old.Uid, Seq: old.Seq, SandboxAttempt: old.SandboxAttempt,
+				Containers: map[string]*pb.ContainerRecord{}}
+			for name, r := range old.Containers {
+				s.P.Containers[name] = &pb.ContainerRecord{Name: name, Attempt: r.Attempt}
+			}
+		}
 		s.P.PodJson = ev.PodJson
 		s.P.SpecDigest = ev.SpecDigest
 		s.P.Source = ev.Source

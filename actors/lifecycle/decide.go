@@ -98,10 +98,10 @@ func (d *decider) react(in Input) {
 
 func (d *decider) desired(in *pb.PodDesired) {
 	p := d.s.P
-	if p.Terminating || p.Removed {
-		return
+	if p.Terminating && !p.Removed {
+		return // wanted again while going: the Supervisor asks again once it is gone
 	}
-	if len(p.PodJson) == 0 && !p.Rejected {
+	if (len(p.PodJson) == 0 || p.Removed) && !p.Rejected {
 		pod, err := DecodePod(in.PodJson)
 		if err != nil {
 			d.emit(&pb.Event{Kind: &pb.Event_PodRejected{PodRejected: &pb.PodRejected{

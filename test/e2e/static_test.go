@@ -66,6 +66,12 @@ func TestStaticPods(t *testing.T) {
 		_, listed := n.pods(t)["default/web-node-1"]
 		return v.Empty() && !listed, fmt.Sprintf("sandboxes=%d containers=%d listed=%v", len(v.Sandboxes), len(v.Containers), listed)
 	})
+	// Put back as it was: the same UID (from the content) lives again.
+	writeManifest(t, d.manifests, "web.yaml", podManifest("web", nil))
+	waitFor(t, "web Running again after its manifest came back", func() (bool, string) {
+		p, ok := n.pods(t)["default/web-node-1"]
+		return ok && string(p.UID) == webUID && p.Status.Phase == corev1.PodRunning, fmt.Sprintf("%v", p.Status.Phase)
+	})
 	if v := s.violations(t); len(v) > 0 {
 		t.Fatalf("CRI misuse: %v", v)
 	}
@@ -76,8 +82,14 @@ func TestStaticPods(t *testing.T) {
 		t.Fatalf("journal verify exit %d: %s %s", code, out, errOut)
 	}
 	out, _, code = runCLI(t, "journal", "pods", "--root-dir", d.root)
-	if code != 0 || !strings.Contains(out, "default/crash-node-1") || !strings.Contains(out, "Removed") {
+	if code != 0 || !strings.Contains(out, "default/crash-node-1") || !strings.Contains(out, "default/web-node-1") {
 		t.Fatalf("journal pods (exit %d):\n%s", code, out)
+	}
+	// web's first life was compacted into a snapshot at its removal; its
+	// second life follows it.
+	out, _, code = runCLI(t, "journal", "events", "default/web-node-1", "--root-dir", d.root)
+	if code != 0 || !strings.Contains(out, "snapshot") || !strings.Contains(out, "PodAccepted") || !strings.Contains(out, "attempt=2") {
+		t.Fatalf("journal events of web (exit %d):\n%s", code, out)
 	}
 	out, _, code = runCLI(t, "journal", "events", "default/crash-node-1", "--root-dir", d.root)
 	for _, ev := range []string{"PodAccepted", "SandboxRequested", "SandboxCreated", "ContainerStarted", "ContainerExited", "BackOffStarted"} {
