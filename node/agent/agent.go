@@ -47,6 +47,10 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// ActorOptions configure the actor system (logging).
 	ActorOptions []actor.ConfigOption
+	// RemovedRetention is how long the journal keeps a removed pod's final
+	// snapshot (for `actorlet journal`) before recovery compacts it away
+	// (default 1h).
+	RemovedRetention time.Duration
 	// Pods are the first desired sets of embedded sources (see SetPods), by
 	// source name. Recovery takes down journaled pods that no source wants,
 	// so an embedder that restarts a node passes its pods here.
@@ -80,6 +84,9 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.HostIP == "" {
 		cfg.HostIP = "127.0.0.1"
 	}
+	if cfg.RemovedRetention == 0 {
+		cfg.RemovedRetention = time.Hour
+	}
 	log := cfg.Logger
 	if err := os.MkdirAll(cfg.RootDir, 0o700); err != nil {
 		return nil, fmt.Errorf("root dir: %w", err)
@@ -111,7 +118,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 
 	start := time.Now()
-	rec, views, err := recoverState(ctx, j, cfg.Runtime)
+	rec, views, err := recoverState(ctx, j, cfg.Runtime, cfg.RemovedRetention, log)
 	if err != nil {
 		return fail(err)
 	}
@@ -240,7 +247,7 @@ func (a *Agent) stopSupervisor(ctx context.Context) error {
 
 // recoverState reads every pod's journal and lists the runtime once,
 // asking the status only of objects whose state the journal does not know.
-func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client) (*actors.Recovery, map[string]*cri.PodView, error) {
+func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client, retention time.Duration, log *zap.Logger) (*actors.Recovery, map[string]*cri.PodView, error) {
 	streams, err := j.LoadAll(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("recover from journal %s: %w", j.Path(), err)
@@ -250,6 +257,16 @@ func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client) (
 		st, err := actors.Restore(uid, s.Snapshot, s.Events)
 		if err != nil {
 			return nil, nil, fmt.Errorf("recover from journal %s: %w", j.Path(), err)
+		}
+		if st.P.Removed && len(s.Events) == 0 && s.Snapshot != nil &&
+			time.Since(time.Unix(0, s.Snapshot.TimeUnixNano)) > retention {
+			// Compaction of removed pods: their final snapshot has been kept
+			// long enough.
+			if err := j.Delete(ctx, uid); err != nil {
+				return nil, nil, fmt.Errorf("compact removed pod %s: %w", uid, err)
+			}
+			log.Info("compacted a removed pod out of the journal", zap.String("pod", uid))
+			continue
 		}
 		rec.States[uid] = st
 	}

@@ -181,3 +181,43 @@ func TestRestartAdoptsRunningContainers(t *testing.T) {
 	}
 	e.checkViolations()
 }
+
+// TestRemovedPodsAreCompacted: a removed pod's final snapshot stays in the
+// journal for the retention time, then recovery deletes it.
+func TestRemovedPodsAreCompacted(t *testing.T) {
+	e := newEnv(t)
+	web := pod("web", corev1.RestartPolicyAlways)
+	a := e.start(web)
+	waitFor(t, "web Running", func() (bool, string) {
+		ph, _ := phaseOf(a, "uid-web")
+		return ph == corev1.PodRunning, string(ph)
+	})
+	a.SetPods("test", nil)
+	waitFor(t, "web removed", func() (bool, string) {
+		_, known := a.Statuses().Get("uid-web")
+		return !known, "still known"
+	})
+	if err := a.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	journaled := func(retention time.Duration) bool {
+		t.Helper()
+		b, err := agent.Start(context.Background(), agent.Config{NodeName: "node-1", RootDir: e.root, Runtime: e.client,
+			RemovedRetention: retention, Logger: zaptest.NewLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Stop(context.Background())
+		uids, err := b.Journal().Pods(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(uids) == 1 && uids[0] == "uid-web"
+	}
+	if !journaled(time.Hour) {
+		t.Fatal("the removed pod's snapshot is gone before its retention time")
+	}
+	if journaled(time.Nanosecond) {
+		t.Fatal("the removed pod is still in the journal after its retention time")
+	}
+}
