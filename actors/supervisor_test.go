@@ -101,25 +101,10 @@ func (s *statusLog) get(uid string) (PodUpdate, bool) {
 func TestFailedAppendRestartsFromDisk(t *testing.T) {
 	for failAt := 1; failAt <= 5; failAt++ { // reaching Running takes 5 appends
 		t.Run(fmt.Sprintf("append-%d-fails", failAt), func(t *testing.T) {
-			rt, err := sim.New(sim.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			conn, stop, err := sim.InProcess(context.Background(), rt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stop()
-			client := cri.NewFromConn(conn, conn, cri.Options{Timeout: 10 * time.Second})
+			rt, client := newSim(t)
 			j := &memJournal{streams: map[string][]*pb.Envelope{}, failAt: failAt}
 			st := &statusLog{last: map[string]PodUpdate{}}
-			deps := Deps{Journal: j, Runtime: client, Lister: CRILister{Client: client}, Status: st, Logger: zaptest.NewLogger(t)}
-			system := actor.NewActorSystem()
-			defer system.Shutdown()
-			sup, err := system.Root.SpawnNamed(NewSupervisorProps(deps, j.load, &Recovery{}), "supervisor")
-			if err != nil {
-				t.Fatal(err)
-			}
+			system, sup := startSupervisor(t, Deps{Journal: j, Runtime: client, Lister: CRILister{Client: client}, Status: st, Logger: zaptest.NewLogger(t)}, j)
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "uid-p"},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "img:1", ImagePullPolicy: corev1.PullIfNotPresent}}}}
 			system.Root.Send(sup, &SourceSnapshot{Source: "test", Pods: []*corev1.Pod{pod}})
@@ -182,27 +167,12 @@ func (f *failingStops) StopContainer(ctx context.Context, id string, grace time.
 // TestFailedEffectBacksOff: an effect that keeps failing is tried again after
 // a back-off, not in a loop, and the pod goes on once it succeeds.
 func TestFailedEffectBacksOff(t *testing.T) {
-	rt, err := sim.New(sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, stop, err := sim.InProcess(context.Background(), rt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	client := cri.NewFromConn(conn, conn, cri.Options{Timeout: 10 * time.Second})
+	_, client := newSim(t)
 	stops := &failingStops{Runtime: client, fails: 3}
 	j := &memJournal{streams: map[string][]*pb.Envelope{}}
 	st := &statusLog{last: map[string]PodUpdate{}}
-	deps := Deps{Journal: j, Runtime: stops, Lister: CRILister{Client: client}, Status: st, Logger: zaptest.NewLogger(t),
-		RetryMin: 50 * time.Millisecond, RetryMax: time.Second}
-	system := actor.NewActorSystem()
-	defer system.Shutdown()
-	sup, err := system.Root.SpawnNamed(NewSupervisorProps(deps, j.load, &Recovery{}), "supervisor")
-	if err != nil {
-		t.Fatal(err)
-	}
+	system, sup := startSupervisor(t, Deps{Journal: j, Runtime: stops, Lister: CRILister{Client: client}, Status: st,
+		Logger: zaptest.NewLogger(t), RetryMin: 50 * time.Millisecond, RetryMax: time.Second}, j)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "uid-p"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "img:1", ImagePullPolicy: corev1.PullIfNotPresent}}}}
 	system.Root.Send(sup, &SourceSnapshot{Source: "test", Pods: []*corev1.Pod{pod}})
@@ -239,4 +209,31 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		}
 		<-tick.C
 	}
+}
+
+// newSim serves a simulated runtime in process for the test.
+func newSim(t *testing.T) (*sim.Runtime, *cri.Client) {
+	t.Helper()
+	rt, err := sim.New(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, stop, err := sim.InProcess(context.Background(), rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return rt, cri.NewFromConn(conn, conn, cri.Options{Timeout: 10 * time.Second})
+}
+
+// startSupervisor runs a Supervisor with nothing recovered.
+func startSupervisor(t *testing.T, deps Deps, j *memJournal) (*actor.ActorSystem, *actor.PID) {
+	t.Helper()
+	system := actor.NewActorSystem()
+	t.Cleanup(system.Shutdown)
+	sup, err := system.Root.SpawnNamed(NewSupervisorProps(deps, j.load, &Recovery{}), "supervisor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return system, sup
 }
