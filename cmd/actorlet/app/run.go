@@ -53,7 +53,12 @@ every decision under --root-dir and serve /healthz, /pods and /metrics on the he
 			return runNode(cmd.Context(), cfg)
 		},
 	}
-	fs := cmd.Flags()
+	o.addFlags(cmd.Flags())
+	return cmd
+}
+
+// addFlags defines the flags of `actorlet run` on fs, bound to o.
+func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	o.log.addFlags(fs)
 	fs.StringVar(&o.configFile, "config", "", "a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags override it")
 	fs.StringVar(&o.runtimeEndpoint, "container-runtime-endpoint", kubeletconfig.DefaultContainerRuntimeEndpoint, "the CRI runtime's endpoint: unix:///path, or sim:// for the in-process simulated runtime")
@@ -72,7 +77,6 @@ every decision under --root-dir and serve /healthz, /pods and /metrics on the he
 	fs.StringVar(&o.simPodCIDR, "sim-pod-cidr", "10.88.0.0/16", "with sim://: the CIDR pod IPs come from")
 	fs.StringVar(&o.simLatency, "sim-latency", "", "with sim://: per-RPC latency, e.g. RunPodSandbox=50ms,PullImage=200ms")
 	fs.DurationVar(&o.shutdownGracePeriod, "shutdown-grace-period", 10*time.Second, "how long to wait for in-flight work on SIGTERM (pods keep running)")
-	return cmd
 }
 
 // nodeConfig is the resolved configuration of one node.
