@@ -82,3 +82,26 @@ func TestCorruptJournalIsQuarantined(t *testing.T) {
 		t.Fatalf("CRI misuse: %v", v)
 	}
 }
+
+// TestNodeWaitsForRuntime: a node started before its runtime waits for it,
+// as the kubelet does, and runs its pods once it answers.
+func TestNodeWaitsForRuntime(t *testing.T) {
+	dir := t.TempDir()
+	d := newNodeDirs(t)
+	writeManifest(t, d.manifests, "web.yaml", podManifest("web", nil))
+	endpoint := "unix://" + filepath.Join(dir, "sim.sock")
+	p := startProc(t, "actorlet", "run", "--container-runtime-endpoint", endpoint, "--pod-manifest-path", d.manifests,
+		"--root-dir", d.root, "--pod-logs-dir", d.logs, "--hostname-override", "node-1", "--healthz-port", "0")
+	p.waitLog("waiting for the container runtime")
+	s := startSim(t, dir)
+	if s.endpoint != endpoint {
+		t.Fatalf("sim at %s, node waits for %s", s.endpoint, endpoint)
+	}
+	m := p.waitLog("actorlet is running")
+	n := &node{proc: p, url: "http://" + m["healthz"].(string)}
+	defer n.stop()
+	waitFor(t, "web Running", func() (bool, string) {
+		pod, ok := n.pods(t)["default/web-node-1"]
+		return ok && pod.Status.Phase == corev1.PodRunning, "not yet"
+	})
+}

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/cri/sim"
 	"github.com/actorlet/actorlet/node/agent"
 	"github.com/actorlet/actorlet/node/server"
@@ -39,9 +42,9 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		return err
 	}
 	defer closeRuntime()
-	ver, err := client.Version(ctx)
+	ver, err := waitForRuntime(ctx, client, nc.runtimeEndpoint, log)
 	if err != nil {
-		return fmt.Errorf("container runtime at %s: %w", nc.runtimeEndpoint, err)
+		return err
 	}
 	log.Info("container runtime", zap.String("name", ver.RuntimeName), zap.String("version", ver.RuntimeVersion), zap.String("endpoint", nc.runtimeEndpoint))
 
@@ -89,4 +92,30 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		return errors.Join(fatal, err)
 	}
 	return nil
+}
+
+// waitForRuntime asks the runtime for its version until it answers, as the
+// kubelet waits for a runtime that starts after it (unreachable and
+// timed-out calls are retried every second, with a warning every 10 s); an
+// answer that is an error of another kind ends the wait.
+func waitForRuntime(ctx context.Context, client *cri.Client, endpoint string, log *zap.Logger) (*runtimeapi.VersionResponse, error) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for attempt := 0; ; attempt++ {
+		ver, err := client.Version(ctx)
+		if err == nil {
+			return ver, nil
+		}
+		if !cri.Retryable(err) || ctx.Err() != nil {
+			return nil, fmt.Errorf("container runtime at %s: %w", endpoint, err)
+		}
+		if attempt%10 == 0 {
+			log.Warn("waiting for the container runtime", zap.String("endpoint", endpoint), zap.Error(err))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("container runtime at %s: %w", endpoint, ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
