@@ -27,7 +27,7 @@ func TestStaticPods(t *testing.T) {
 	waitFor(t, "web Running and Ready", func() (bool, string) {
 		p, ok := n.pods(t)["default/web-node-1"]
 		return ok && p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) == 1 &&
-			p.Status.ContainerStatuses[0].Ready && p.Status.PodIP != "", fmt.Sprintf("%+v", p.Status.Phase)
+			p.Status.ContainerStatuses[0].Ready && p.Status.PodIP != "" && p.Status.HostIP == "127.0.0.1", fmt.Sprintf("%+v", p.Status.Phase)
 	})
 	waitFor(t, "crash restarted at least twice", func() (bool, string) {
 		p, ok := n.pods(t)["default/crash-node-1"]

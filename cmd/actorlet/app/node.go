@@ -37,7 +37,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		return err
 	}
 	client, closeRuntime, err := connectRuntime(ctx, nc.runtimeEndpoint, nc.imageEndpoint, nc.runtimeTimeout,
-		sim.Options{PodCIDR: nc.simPodCIDR, Latency: latency}, log.Named("cri"))
+		sim.Options{PodCIDR: nc.simPodCIDR, HostIP: nc.nodeIP, Latency: latency}, log.Named("cri"))
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	a, err := agent.Start(ctx, agent.Config{
 		NodeName: nc.nodeName, RootDir: nc.rootDir, Runtime: client, RuntimeName: ver.RuntimeName,
 		ManifestDir: nc.podManifestPath, FileCheckFrequency: nc.fileCheckFrequency, PodLogsDir: nc.podLogsDir,
-		Lifecycle: lc, RelistPeriod: nc.relistPeriod, Logger: log, Registerer: reg,
+		Lifecycle: lc, RelistPeriod: nc.relistPeriod, Logger: log, Registerer: reg, HostIP: nc.nodeIP,
 		ActorOptions: []actor.ConfigOption{actorLogging(log)},
 	})
 	if err != nil {

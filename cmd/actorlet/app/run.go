@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ type runOptions struct {
 	podManifestPath     string
 	rootDir             string
 	hostnameOverride    string
+	nodeIP              string
 	healthzBindAddress  string
 	healthzPort         int32
 	podLogsDir          string
@@ -67,6 +69,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.podManifestPath, "pod-manifest-path", "", "directory of static pod manifests (YAML or JSON)")
 	fs.StringVar(&o.rootDir, "root-dir", "/var/lib/actorlet", "directory of actorlet's state; the journal lives there")
 	fs.StringVar(&o.hostnameOverride, "hostname-override", "", "the node name, instead of the host name")
+	fs.StringVar(&o.nodeIP, "node-ip", "127.0.0.1", "the node's IP: pod statuses' hostIP, and the IP of hostNetwork pods")
 	fs.StringVar(&o.healthzBindAddress, "healthz-bind-address", kubeletconfig.DefaultHealthzBindAddress, "address of the healthz/pods/metrics server")
 	fs.Int32Var(&o.healthzPort, "healthz-port", kubeletconfig.DefaultHealthzPort, "port of the healthz/pods/metrics server (0: any free port)")
 	fs.StringVar(&o.podLogsDir, "pod-logs-dir", kubeletconfig.DefaultPodLogsDir, "where container logs go (<dir>/<ns>_<name>_<uid>/<container>/<n>.log)")
@@ -128,6 +131,8 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 	}
 	nc.nodeName = strings.ToLower(strings.TrimSpace(name))
 	switch {
+	case net.ParseIP(nc.nodeIP) == nil:
+		return nil, fmt.Errorf("--node-ip %q is not an IP address", nc.nodeIP)
 	case nc.rootDir == "":
 		return nil, errors.New("--root-dir must not be empty")
 	case nc.runtimeTimeout <= 0:

@@ -63,6 +63,9 @@ func TestResolveRejectsBadValues(t *testing.T) {
 	if _, err := resolveArgs(t, "--crashloop-backoff-initial", "1m", "--crashloop-backoff-max", "10s"); err == nil || !strings.Contains(err.Error(), "back-off") {
 		t.Errorf("an inverted back-off range: %v", err)
 	}
+	if _, err := resolveArgs(t, "--node-ip", "node-a"); err == nil || !strings.Contains(err.Error(), "--node-ip") {
+		t.Errorf("a node IP that is no IP: %v", err)
+	}
 	if _, err := resolveArgs(t, "--root-dir", ""); err == nil || !strings.Contains(err.Error(), "--root-dir") {
 		t.Errorf("an empty root dir: %v", err)
 	}
