@@ -138,10 +138,13 @@ func podEvents(ctx context.Context, w io.Writer, j *journal.Journal, ref string)
 	if _, ok := streams[ref]; ok {
 		uid = ref
 	} else {
+		name := ref
+		if !strings.Contains(name, "/") {
+			name = "default/" + name
+		}
 		var matches []string
 		for id, s := range streams {
-			st, err := actors.Restore(id, s.Snapshot, s.Events)
-			if err == nil && podName(st) == ref || err == nil && !strings.Contains(ref, "/") && podName(st) == "default/"+ref {
+			if st, err := actors.Restore(id, s.Snapshot, s.Events); err == nil && podName(st) == name {
 				matches = append(matches, id)
 			}
 		}
