@@ -40,6 +40,9 @@ type request struct {
 	size  int      // bytes in recs
 	snap  *pb.Snapshot
 	ctx   context.Context // kindVerify: the caller's
+	// entry is the pod's index entry, looked up by the writer before an
+	// append-only transaction (nil if none yet). Writer only.
+	entry *podEntry
 
 	state atomic.Int32
 	done  chan error // buffered; receives the outcome once
@@ -60,7 +63,7 @@ func newRequest(kind requestKind, uid string) *request {
 // pool. (A canceled request is not released: the writer may still look at
 // it.)
 func (r *request) release() {
-	r.uid, r.first, r.recs, r.size, r.snap, r.ctx, r.next = "", 0, nil, 0, nil, nil, nil
+	r.uid, r.first, r.recs, r.size, r.snap, r.ctx, r.next, r.entry = "", 0, nil, 0, nil, nil, nil, nil
 	r.rec1[0] = nil
 	r.state.Store(stateQueued)
 	requestPool.Put(r)

@@ -70,6 +70,16 @@ func (j *Journal) commit(batch []*request) {
 	for _, r := range batch {
 		if r.kind != kindAppend {
 			exclusive = true
+			break
+		}
+	}
+	if !exclusive {
+		// Look the pods up in one tight loop before the transaction: the
+		// lookups are independent, so their cache misses overlap, while
+		// between bbolt Puts they would be paid one after the other. The
+		// index does not change until publish.
+		for _, r := range batch {
+			r.entry = j.idx.pods[r.uid]
 		}
 	}
 	if exclusive {
@@ -174,7 +184,10 @@ func (w writeTx) apply(r *request) (rejected, err error) {
 }
 
 func (w writeTx) append(r *request) (rejected, err error) {
-	e := w.s.entry(r.uid)
+	e := r.entry // looked up by commit (append-only batches), else nil
+	if e == nil {
+		e = w.s.entry(r.uid)
+	}
 	if e != nil && e.snapProblem != "" {
 		return fmt.Errorf("append to pod %q: %w: %s", r.uid, ErrCorrupt, e.snapProblem), nil
 	}
