@@ -304,11 +304,15 @@ func (d *decider) podRef() string {
 	return fmt.Sprintf("%s_%s(%s)", d.s.Pod.Name, d.s.Pod.Namespace, d.s.UID())
 }
 
-func (d *decider) restartWanted(r *pb.ContainerRecord) bool {
-	if d.s.Pod == nil {
+func (d *decider) restartWanted(r *pb.ContainerRecord) bool { return restartWanted(d.s, r) }
+
+// restartWanted reports whether the pod's restartPolicy restarts the exited
+// container r.
+func restartWanted(s *State, r *pb.ContainerRecord) bool {
+	if s.Pod == nil {
 		return false
 	}
-	switch d.s.Pod.Spec.RestartPolicy {
+	switch s.Pod.Spec.RestartPolicy {
 	case corev1.RestartPolicyNever:
 		return false
 	case corev1.RestartPolicyOnFailure:

@@ -101,17 +101,7 @@ func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.Con
 		cs.Started = &started
 	case pb.ContainerPhase_CONTAINER_EXITED:
 		term := terminated(r.LastTermination, id(r.Id))
-		restarting := false
-		if s.Pod != nil && !s.P.Terminating && !s.P.Terminated {
-			switch s.Pod.Spec.RestartPolicy {
-			case corev1.RestartPolicyNever:
-			case corev1.RestartPolicyOnFailure:
-				restarting = r.ExitCode != 0
-			default:
-				restarting = true
-			}
-		}
-		if !restarting {
+		if s.P.Terminating || s.P.Terminated || !restartWanted(s, r) {
 			cs.ContainerID = id(r.Id)
 			cs.State.Terminated = term
 			break
