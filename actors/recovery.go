@@ -90,8 +90,8 @@ func KnownObjects(states map[string]*lifecycle.State) *cri.Known {
 	for _, st := range states {
 		p := st.P
 		sandboxID := ""
-		for _, sb := range append([]*pb.SandboxRecord{p.Sandbox}, p.OldSandboxes...) {
-			if sb == nil || sb.Id == "" {
+		for _, sb := range st.Sandboxes() {
+			if sb.Id == "" {
 				continue
 			}
 			switch sb.Phase {

@@ -195,14 +195,14 @@ func Apply(s *State, env *pb.Envelope) {
 		}
 	case *pb.Event_SandboxStopped:
 		ev := e.SandboxStopped
-		for _, sb := range s.sandboxes() {
+		for _, sb := range s.Sandboxes() {
 			if sb.Id == ev.SandboxId && sb.Phase != pb.SandboxPhase_SANDBOX_REMOVED {
 				sb.Phase = pb.SandboxPhase_SANDBOX_STOPPED
 			}
 		}
 	case *pb.Event_SandboxRemoved:
 		ev := e.SandboxRemoved
-		for _, sb := range s.sandboxes() {
+		for _, sb := range s.Sandboxes() {
 			if sb.Id == ev.SandboxId {
 				sb.Phase = pb.SandboxPhase_SANDBOX_REMOVED
 			}
@@ -227,8 +227,8 @@ func Apply(s *State, env *pb.Envelope) {
 	}
 }
 
-// sandboxes returns the current and the old sandbox records.
-func (s *State) sandboxes() []*pb.SandboxRecord {
+// Sandboxes returns the current sandbox record (if any), then the old ones.
+func (s *State) Sandboxes() []*pb.SandboxRecord {
 	out := make([]*pb.SandboxRecord, 0, 1+len(s.P.OldSandboxes))
 	if s.P.Sandbox != nil {
 		out = append(out, s.P.Sandbox)

@@ -212,7 +212,7 @@ func (d *decider) reconcile(obs *pb.RuntimeObserved) {
 		return
 	}
 	// What the journal says exists but the runtime no longer shows.
-	for _, sb := range d.s.sandboxes() {
+	for _, sb := range d.s.Sandboxes() {
 		if sb.Id == "" || seenSandbox[sb.Id] != nil || sb.CreatedAtUnixNano >= listedAt {
 			continue
 		}
@@ -414,7 +414,7 @@ func (d *decider) result(res *pb.EffectResult) {
 		if res.Failed {
 			return
 		}
-		for _, sb := range d.s.sandboxes() {
+		for _, sb := range d.s.Sandboxes() {
 			if sb.Id == rest && (sb.Phase == pb.SandboxPhase_SANDBOX_READY || sb.Phase == pb.SandboxPhase_SANDBOX_FAILED) {
 				d.emit(&pb.Event{Kind: &pb.Event_SandboxStopped{SandboxStopped: &pb.SandboxStopped{SandboxId: rest}}})
 			}
@@ -423,7 +423,7 @@ func (d *decider) result(res *pb.EffectResult) {
 		if res.Failed {
 			return
 		}
-		for _, sb := range d.s.sandboxes() {
+		for _, sb := range d.s.Sandboxes() {
 			if sb.Id == rest && sb.Phase != pb.SandboxPhase_SANDBOX_REMOVED {
 				d.emit(&pb.Event{Kind: &pb.Event_SandboxRemoved{SandboxRemoved: &pb.SandboxRemoved{SandboxId: rest}}})
 			}

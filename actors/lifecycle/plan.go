@@ -205,7 +205,7 @@ func (d *decider) planTermination(fx *effects) {
 		return
 	}
 	pending := false
-	for _, sb := range d.s.sandboxes() {
+	for _, sb := range d.s.Sandboxes() {
 		if sb.Id != "" && sb.Phase != pb.SandboxPhase_SANDBOX_REMOVED {
 			d.retire(fx, sb)
 			pending = true
@@ -234,7 +234,7 @@ func (d *decider) strays(fx *effects) {
 	}
 	known := map[string]bool{}
 	removed := map[string]bool{}
-	for _, sb := range d.s.sandboxes() {
+	for _, sb := range d.s.Sandboxes() {
 		if sb.Id != "" {
 			known[sb.Id] = true
 			if sb.Phase == pb.SandboxPhase_SANDBOX_REMOVED {
