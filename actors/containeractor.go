@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/asynkron/protoactor-go/actor"
 	corev1 "k8s.io/api/core/v1"
@@ -74,6 +76,10 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 			return fail(res, "FailedCreatePodSandBox", err)
 		}
 		if id == "" {
+			// The kubelet's layout: the runtime writes <dir>/<container>/<n>.log.
+			if err := mkdirLogs(PodLogDir(a.deps.PodConfig.PodLogsDir, m.pod)); err != nil {
+				return fail(res, "FailedCreatePodSandBox", err)
+			}
 			cfg := SandboxConfig(m.pod, e.Attempt, a.deps.PodConfig)
 			if id, err = rt.RunPodSandbox(ctx, cfg, a.deps.PodConfig.RuntimeHandler); err != nil {
 				return fail(res, "FailedCreatePodSandBox", err)
@@ -104,6 +110,11 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 			return fail(res, "CreateContainerError", err)
 		}
 		if id == "" {
+			if dir := PodLogDir(a.deps.PodConfig.PodLogsDir, m.pod); dir != "" {
+				if err := mkdirLogs(filepath.Join(dir, e.Name)); err != nil {
+					return fail(res, "CreateContainerError", err)
+				}
+			}
 			sbCfg := SandboxConfig(m.pod, 0, a.deps.PodConfig)
 			cfg := ContainerConfig(m.pod, spec, e.Attempt)
 			if id, err = rt.CreateContainer(ctx, e.SandboxID, cfg, sbCfg); err != nil {
@@ -153,6 +164,18 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		return fail(res, "Unknown", fmt.Errorf("unknown effect %T", e))
 	}
 	return res, nil
+}
+
+// mkdirLogs creates a log directory (world-readable, as the kubelet's, for
+// log shippers); "" is no directory.
+func mkdirLogs(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create log directory: %w", err)
+	}
+	return nil
 }
 
 func fail(res *pb.EffectResult, reason string, err error) (*pb.EffectResult, error) {

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -321,6 +322,14 @@ func (a *podActor) finish(ctx actor.Context) {
 	a.stopTimer()
 	if a.sinceSnap > 0 {
 		a.snapshot(a.deps.Clock.Now())
+	}
+	// The pod's containers are gone, and so are their logs.
+	if a.state.Pod != nil {
+		if dir := PodLogDir(a.deps.PodConfig.PodLogsDir, a.state.Pod); dir != "" {
+			if err := os.RemoveAll(dir); err != nil {
+				a.log().Warn("remove pod logs", zap.String("dir", dir), zap.Error(err))
+			}
+		}
 	}
 	ctx.Send(ctx.Parent(), &podRemoved{uid: a.uid})
 	ctx.Stop(ctx.Self())

@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -22,6 +24,7 @@ type env struct {
 	rt     *sim.Runtime
 	client *cri.Client
 	root   string
+	logs   string
 }
 
 func newEnv(t *testing.T) *env {
@@ -36,7 +39,7 @@ func newEnv(t *testing.T) *env {
 	}
 	client := cri.NewFromConn(conn, conn, cri.Options{Timeout: 10 * time.Second})
 	t.Cleanup(func() { client.Close(); stop(); rt.Close() })
-	return &env{t: t, rt: rt, client: client, root: t.TempDir()}
+	return &env{t: t, rt: rt, client: client, root: t.TempDir(), logs: t.TempDir()}
 }
 
 func (e *env) start(pods ...*corev1.Pod) *agent.Agent {
@@ -46,7 +49,7 @@ func (e *env) start(pods ...*corev1.Pod) *agent.Agent {
 	lc.BackoffMax = 200 * time.Millisecond
 	a, err := agent.Start(context.Background(), agent.Config{
 		NodeName: "node-1", RootDir: e.root, Runtime: e.client, RuntimeName: "actorlet-sim",
-		Lifecycle: lc, RelistPeriod: 50 * time.Millisecond, Logger: zaptest.NewLogger(e.t),
+		PodLogsDir: e.logs, Lifecycle: lc, RelistPeriod: 50 * time.Millisecond, Logger: zaptest.NewLogger(e.t),
 		Pods: map[string][]*corev1.Pod{"test": pods},
 	})
 	if err != nil {
@@ -133,6 +136,33 @@ func TestPodsRunRestartAndStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.checkViolations()
+}
+
+// TestPodLogDirectories checks the kubelet's log layout: the pod's and each
+// container's directory exist before the runtime writes there, and go with
+// the pod.
+func TestPodLogDirectories(t *testing.T) {
+	e := newEnv(t)
+	a := e.start()
+	web := pod("web", corev1.RestartPolicyAlways)
+	a.SetPods("test", []*corev1.Pod{web})
+	dir := filepath.Join(e.logs, "default_web_uid-web")
+	waitFor(t, "web Running", func() (bool, string) {
+		ph, _ := phaseOf(a, "uid-web")
+		return ph == corev1.PodRunning, string(ph)
+	})
+	if fi, err := os.Stat(filepath.Join(dir, "app")); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("container log directory: %v %v", fi, err)
+	}
+	a.SetPods("test", nil)
+	waitFor(t, "the pod's log directory removed with the pod", func() (bool, string) {
+		_, known := a.Statuses().Get("uid-web")
+		_, err := os.Stat(dir)
+		return !known && os.IsNotExist(err), fmt.Sprintf("known=%v stat=%v", known, err)
+	})
+	if err := a.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestRestartAdoptsRunningContainers(t *testing.T) {
