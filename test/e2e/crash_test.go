@@ -9,21 +9,53 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/cri"
 )
 
-// TestCrashRecoveryKill9 churns static pods (adds, removals, crashing
-// containers) and kills actorlet with SIGKILL at random points of its
-// journal, restarting it each time. After every kill the journal must verify;
-// after every restart the runtime itself (not actorlet's view) must show
-// exactly one ready sandbox per desired pod, steady containers kept (same
-// IDs: nothing restarted), nothing for pods no longer desired, and no CRI
-// misuse (no container started twice, never two ready sandboxes per pod).
+// TestCrashRecoveryKill9 churns static pods on `actorlet sim-runtime` and
+// kills actorlet with SIGKILL 25 times (see runChurn); the simulated runtime
+// also reports CRI misuse (a container started twice, two ready sandboxes
+// for a pod).
 func TestCrashRecoveryKill9(t *testing.T) {
-	kills := 25
+	s := startSim(t, t.TempDir())
+	runChurn(t, churnRuntime{
+		endpoint: s.endpoint, client: s.client, misuse: s.violations,
+		manifest: func(name string, crash bool) string {
+			if crash {
+				return podManifest(name, map[string]string{"SIM_EXIT_AFTER": "100ms", "SIM_EXIT_CODE": "1"})
+			}
+			return podManifest(name, nil)
+		},
+	}, newNodeDirs(t), 25)
+}
+
+// churnRuntime is what the kill -9 churn needs of a runtime.
+type churnRuntime struct {
+	endpoint string
+	client   *cri.Client
+	// misuse returns the CRI misuse the runtime saw (nil: it cannot tell).
+	misuse func(t *testing.T) []string
+	// manifest is pod name's static manifest; crash makes its container
+	// exit with code 1 soon after each start.
+	manifest func(name string, crash bool) string
+	// extra are more flags for actorlet run.
+	extra []string
+}
+
+// runChurn churns static pods (adds, removals, crashing containers) and
+// kills actorlet with SIGKILL at random points of its journal, kills times
+// (ACTORLET_E2E_KILLS overrides; ACTORLET_E2E_SEED replays a run). After
+// every kill the journal must verify; after every restart the runtime must
+// match the desired pods (see checkConverged). It ends with every pod
+// removed from the runtime.
+func runChurn(t *testing.T, rt churnRuntime, d nodeDirs, kills int) {
+	t.Helper()
 	if v, err := strconv.Atoi(os.Getenv("ACTORLET_E2E_KILLS")); err == nil && v > 0 {
 		kills = v
 	}
@@ -34,26 +66,15 @@ func TestCrashRecoveryKill9(t *testing.T) {
 	t.Logf("seed %d (ACTORLET_E2E_SEED to replay), %d kills", seed, kills)
 	rng := rand.New(rand.NewPCG(seed, seed))
 
-	s := startSim(t, t.TempDir())
-	d := newNodeDirs(t)
 	desired := map[string]bool{} // pod name -> crashing
 	next := 0
 	add := func(crash bool) {
 		name := fmt.Sprintf("p%d", next)
 		next++
-		env := map[string]string(nil)
-		if crash {
-			env = map[string]string{"SIM_EXIT_AFTER": "100ms", "SIM_EXIT_CODE": "1"}
-		}
-		writeManifest(t, d.manifests, name+".yaml", podManifest(name, env))
+		writeManifest(t, d.manifests, name+".yaml", rt.manifest(name, crash))
 		desired[name] = crash
 	}
-	remove := func() {
-		names := sortedNames(desired)
-		if len(names) == 0 {
-			return
-		}
-		name := names[rng.IntN(len(names))]
+	remove := func(name string) {
 		if err := os.Remove(filepath.Join(d.manifests, name+".yaml")); err != nil {
 			t.Fatal(err)
 		}
@@ -63,13 +84,17 @@ func TestCrashRecoveryKill9(t *testing.T) {
 		add(i%4 == 3)
 	}
 
-	steady := map[string]string{} // pod name -> running container ID at the last check
-	for k := 0; k <= kills; k++ {
-		n := startNode(t, s, d)
-		checkConverged(t, s, n, desired, steady)
+	seen := seenState{containers: map[string]string{}, restarts: map[string]int32{}}
+	for k := 0; ; k++ {
+		n := startNode(t, rt.endpoint, d, rt.extra...)
+		checkConverged(t, rt, d, n, desired, &seen)
 		if k == kills {
+			for _, name := range sortedNames(desired) {
+				remove(name)
+			}
+			checkConverged(t, rt, d, n, desired, &seen)
 			n.stop()
-			break
+			return
 		}
 		// Churn, then kill at a random point of the journal's progress.
 		for range 1 + rng.IntN(3) {
@@ -79,7 +104,9 @@ func TestCrashRecoveryKill9(t *testing.T) {
 			case 1:
 				add(true)
 			default:
-				remove()
+				if names := sortedNames(desired); len(names) > 0 {
+					remove(names[rng.IntN(len(names))])
+				}
 			}
 		}
 		killAtRecord(t, n, journalRecords(t, n)+rng.IntN(30))
@@ -87,9 +114,6 @@ func TestCrashRecoveryKill9(t *testing.T) {
 		if out, errOut, code := runCLI(t, "journal", "verify", "--root-dir", d.root); code != 0 {
 			t.Fatalf("kill %d: journal verify exit %d: %s%s", k+1, code, out, errOut)
 		}
-	}
-	if v := s.violations(t); len(v) > 0 {
-		t.Fatalf("CRI misuse: %v", v)
 	}
 }
 
@@ -127,19 +151,34 @@ func sortedNames(m map[string]bool) []string {
 	return out
 }
 
-// checkConverged waits until the runtime matches the desired pods and checks
-// that steady containers survived (same IDs), then records them.
-func checkConverged(t *testing.T, s *simRuntime, n *node, desired map[string]bool, steady map[string]string) {
+// seenState is what the last check saw, to compare across restarts: the
+// running container of each steady pod, and each pod's restart count.
+type seenState struct {
+	containers map[string]string
+	restarts   map[string]int32
+}
+
+// checkConverged waits until the runtime itself (not actorlet's view) shows
+// exactly one ready sandbox per desired pod of this node, with its
+// containers in it, and nothing of pods no longer desired; then it checks
+// that steady containers survived (same IDs) and that no restart count went
+// down, or for a steady pod, changed.
+func checkConverged(t *testing.T, rt churnRuntime, d nodeDirs, n *node, desired map[string]bool, seen *seenState) {
 	t.Helper()
+	suffix := "-" + d.name
 	var views map[string]*cri.PodView
+	var listed map[string]corev1.Pod
 	waitFor(t, "the runtime to match the desired pods", func() (bool, string) {
-		all, err := s.client.ListPods(context.Background())
+		all, err := rt.client.ListPods(context.Background())
 		if err != nil {
 			return false, err.Error()
 		}
 		views = map[string]*cri.PodView{}
 		for _, v := range all {
-			name := v.Name[:len(v.Name)-len("-node-1")]
+			name, ours := strings.CutSuffix(v.Name, suffix)
+			if !ours {
+				continue
+			}
 			if views[name] != nil {
 				return false, "two pod UIDs for " + name
 			}
@@ -157,6 +196,9 @@ func checkConverged(t *testing.T, s *simRuntime, n *node, desired map[string]boo
 			}
 			running := 0
 			for _, c := range v.Containers {
+				if c.SandboxID != v.Sandboxes[0].ID {
+					return false, fmt.Sprintf("pod %s: container %s outside its sandbox", name, c.ID)
+				}
 				if c.State == cri.ContainerRunning {
 					running++
 				}
@@ -171,17 +213,17 @@ func checkConverged(t *testing.T, s *simRuntime, n *node, desired map[string]boo
 				return false, fmt.Sprintf("crashing pod %s keeps %d containers", name, len(v.Containers))
 			}
 		}
-		listed := n.pods(t)
+		listed = n.pods(t)
 		for name := range desired {
-			if _, ok := listed["default/"+name+"-node-1"]; !ok {
+			if p, ok := listed["default/"+name+suffix]; !ok || len(p.Status.ContainerStatuses) != 1 {
 				return false, "/pods lacks " + name
 			}
 		}
 		return true, ""
 	})
-	for name, id := range steady {
+	for name, id := range seen.containers {
 		if _, still := desired[name]; !still {
-			delete(steady, name)
+			delete(seen.containers, name)
 			continue
 		}
 		if got := views[name].Containers[0].ID; got != id {
@@ -189,11 +231,18 @@ func checkConverged(t *testing.T, s *simRuntime, n *node, desired map[string]boo
 		}
 	}
 	for name, crash := range desired {
+		rc := listed["default/"+name+suffix].Status.ContainerStatuses[0].RestartCount
+		if before, ok := seen.restarts[name]; ok && (rc < before || !crash && rc != before) {
+			t.Fatalf("pod %s: restart count %d, was %d before the restart", name, rc, before)
+		}
+		seen.restarts[name] = rc
 		if !crash {
-			steady[name] = views[name].Containers[0].ID
+			seen.containers[name] = views[name].Containers[0].ID
 		}
 	}
-	if v := s.violations(t); len(v) > 0 {
-		t.Fatalf("CRI misuse: %v", v)
+	if rt.misuse != nil {
+		if v := rt.misuse(t); len(v) > 0 {
+			t.Fatalf("CRI misuse: %v", v)
+		}
 	}
 }

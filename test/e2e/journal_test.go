@@ -14,7 +14,7 @@ import (
 func TestSecondNodeOnSameRootDir(t *testing.T) {
 	s := startSim(t, t.TempDir())
 	d := newNodeDirs(t)
-	n := startNode(t, s, d)
+	n := startNode(t, s.endpoint, d)
 	defer n.stop()
 	_, errOut, code := runCLI(t, "run", "--container-runtime-endpoint", s.endpoint, "--root-dir", d.root,
 		"--hostname-override", "node-1", "--healthz-port", "0")
@@ -33,7 +33,7 @@ func TestCorruptJournalIsQuarantined(t *testing.T) {
 	s := startSim(t, t.TempDir())
 	d := newNodeDirs(t)
 	writeManifest(t, d.manifests, "web.yaml", podManifest("web", nil))
-	n := startNode(t, s, d)
+	n := startNode(t, s.endpoint, d)
 	waitFor(t, "web Running", func() (bool, string) {
 		p, ok := n.pods(t)["default/web-node-1"]
 		return ok && p.Status.Phase == corev1.PodRunning, "not yet"
@@ -54,7 +54,7 @@ func TestCorruptJournalIsQuarantined(t *testing.T) {
 		t.Fatal("journal verify accepts a corrupt journal")
 	}
 
-	n = startNode(t, s, d)
+	n = startNode(t, s.endpoint, d)
 	defer n.stop()
 	if !strings.Contains(n.output(), "QUARANTINED") {
 		t.Fatalf("no loud report of the quarantine:\n%s", tail(n.output(), 20))

@@ -168,27 +168,31 @@ type node struct {
 	url string
 }
 
+// nodeDirs are one node's directories and name (static pods are named
+// <manifest name>-<node name>).
 type nodeDirs struct {
-	root, manifests, logs string
+	name, root, manifests, logs string
 }
 
 func newNodeDirs(t *testing.T) nodeDirs {
 	d := t.TempDir()
-	nd := nodeDirs{root: filepath.Join(d, "root"), manifests: filepath.Join(d, "manifests"), logs: filepath.Join(d, "logs")}
+	nd := nodeDirs{name: "node-1", root: filepath.Join(d, "root"), manifests: filepath.Join(d, "manifests"), logs: filepath.Join(d, "logs")}
 	if err := os.MkdirAll(nd.manifests, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return nd
 }
 
-func startNode(t *testing.T, s *simRuntime, d nodeDirs, extra ...string) *node {
+// startNode starts `actorlet run` on the runtime at endpoint and waits until
+// it is running.
+func startNode(t *testing.T, endpoint string, d nodeDirs, extra ...string) *node {
 	t.Helper()
 	args := append([]string{"run",
-		"--container-runtime-endpoint", s.endpoint,
+		"--container-runtime-endpoint", endpoint,
 		"--pod-manifest-path", d.manifests,
 		"--root-dir", d.root,
 		"--pod-logs-dir", d.logs,
-		"--hostname-override", "node-1",
+		"--hostname-override", d.name,
 		"--healthz-port", "0",
 		"--file-check-frequency", "1s",
 		"--relist-period", "200ms",

@@ -22,7 +22,7 @@ func TestStaticPods(t *testing.T) {
 	writeManifest(t, d.manifests, "web.yaml", podManifest("web", nil))
 	writeManifest(t, d.manifests, "crash.yaml", podManifest("crash", map[string]string{"SIM_EXIT_AFTER": "50ms", "SIM_EXIT_CODE": "3"}))
 	writeManifest(t, d.manifests, "broken.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec:\n  containers:\n  - name: app\n")
-	n := startNode(t, s, d)
+	n := startNode(t, s.endpoint, d)
 
 	waitFor(t, "web Running and Ready", func() (bool, string) {
 		p, ok := n.pods(t)["default/web-node-1"]
