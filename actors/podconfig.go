@@ -52,9 +52,7 @@ func SandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) *runtime
 		LogDirectory: PodLogDir(o.PodLogsDir, pod),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			CgroupParent: o.CgroupParent,
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-				NamespaceOptions: namespaceOptions(pod),
-			},
+			SecurityContext: sandboxSecurityContext(pod),
 		},
 	}
 	if pod.Spec.DNSConfig != nil {
@@ -86,6 +84,28 @@ func PodLogDir(root string, pod *corev1.Pod) string {
 		return ""
 	}
 	return filepath.Join(root, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
+}
+
+// sandboxSecurityContext is the pod-level security context. The sandbox is
+// privileged when a container is: runtimes refuse privileged containers in
+// unprivileged sandboxes.
+func sandboxSecurityContext(pod *corev1.Pod) *runtimeapi.LinuxSandboxSecurityContext {
+	sc := &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod)}
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		if psc.RunAsUser != nil {
+			sc.RunAsUser = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
+		}
+		if psc.RunAsGroup != nil {
+			sc.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
+		}
+		sc.SupplementalGroups = psc.SupplementalGroups
+	}
+	for i := range pod.Spec.Containers {
+		if c := pod.Spec.Containers[i].SecurityContext; c != nil && c.Privileged != nil && *c.Privileged {
+			sc.Privileged = true
+		}
+	}
+	return sc
 }
 
 func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {
