@@ -2,9 +2,13 @@
 GO        ?= go
 ROOT_DIR  ?= $(CURDIR)/_out/demo
 PORT      ?= 10248
+# Where test/e2e/env.sh keeps its containerd (config, state, socket, env file).
+E2E_PREFIX ?= /tmp/actorlet-e2e
+export ACTORLET_E2E_PREFIX := $(E2E_PREFIX)
+ENV_SH    := test/e2e/env.sh
 BUF       := cd proto && $(GO) tool -modfile=tools/go.mod buf
 
-.PHONY: all build run test test-unit test-e2e bench proto proto-check vet clean
+.PHONY: all build run test test-unit test-e2e test-containerd-relist e2e-up e2e-down bench bench-containerd proto proto-check vet clean
 
 all: build
 
@@ -21,17 +25,42 @@ run:
 vet:
 	$(GO) vet ./...
 
-# Every test: unit, transcript and property tests, the journal's subprocess
-# tests, and the end-to-end tests (the binary against sim-runtime over a
-# socket, with 25 kill -9s).
+# Every test (as root: it sets up containerd 2.4 + runc + CNI with
+# test/e2e/env.sh): unit, transcript and property tests, the journal's
+# subprocess tests, the end-to-end tests on the simulated runtime over a socket
+# and on containerd (kill -9 churns on both), then the containerd tests again
+# on Debian's containerd 1.6, which serves no container events (the relist
+# path). containerd is torn down at the end, also on failure.
 test: vet
-	$(GO) test -count=1 ./...
+	$(ENV_SH) up
+	set -a; . $(E2E_PREFIX)/env; set +a; \
+	ACTORLET_E2E_REQUIRE_CONTAINERD=1 $(GO) test -count=1 -timeout 45m ./...; rc=$$?; \
+	$(ENV_SH) down; exit $$rc
+	$(MAKE) test-containerd-relist
 
+test-containerd-relist:
+	$(ENV_SH) down
+	FLAVOR=debian $(ENV_SH) up
+	set -a; . $(E2E_PREFIX)/env; set +a; \
+	ACTORLET_E2E_REQUIRE_CONTAINERD=1 $(GO) test -count=1 -v -timeout 20m -run 'TestContainerd(Pods|Restart)' ./test/e2e/; rc=$$?; \
+	$(ENV_SH) down; exit $$rc
+
+# Tests that need neither root nor containerd (containerd tests skip).
 test-unit: vet
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 
+# End-to-end tests only, on an environment set up with `make e2e-up`
+# (containerd tests skip without one).
 test-e2e:
-	$(GO) test -count=1 -v ./test/e2e/
+	if [ -f $(E2E_PREFIX)/env ]; then set -a; . $(E2E_PREFIX)/env; set +a; fi; \
+	$(GO) test -count=1 -v -timeout 45m ./test/e2e/
+
+# containerd for the end-to-end tests and for trying actorlet on (FLAVOR=debian
+# for Debian's containerd 1.6); `make e2e-down` removes its pods and stops it.
+e2e-up:
+	$(ENV_SH) up
+e2e-down:
+	$(ENV_SH) down
 
 # Benchmarks (not tests): the journal's micro-benchmarks, then whole-node
 # scenarios on the in-process simulated runtime with a durable journal;
@@ -39,6 +68,13 @@ test-e2e:
 bench:
 	{ $(GO) test -run '^$$' -bench . ./journal/; \
 	  $(GO) test -run '^$$' -bench . -benchtime=1x -timeout 30m ./test/bench/; } | $(GO) run ./test/benchtable
+
+# Pod startup latency on containerd, actorlet next to the bare CRI calls
+# (sets up containerd like `make test`, and leaves it up).
+bench-containerd:
+	$(ENV_SH) up
+	set -a; . $(E2E_PREFIX)/env; set +a; \
+	$(GO) test -run '^$$' -bench . -benchtime=1x -timeout 30m ./test/benchcontainerd/
 
 # Regenerate the protobuf code (buf and protoc-gen-go, pinned, run through the go command).
 proto:

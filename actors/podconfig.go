@@ -42,6 +42,9 @@ func SandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) *runtime
 	if len(hostname) > 63 {
 		hostname = hostname[:63]
 	}
+	if pod.Spec.HostNetwork {
+		hostname = "" // the node's: runtimes cannot set one in the host's UTS namespace
+	}
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{
 			Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt,

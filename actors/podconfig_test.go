@@ -25,6 +25,9 @@ func TestSandboxConfigLogsAndPrivilege(t *testing.T) {
 	if cfg.LogDirectory != "/var/log/pods/ns_web_u1" {
 		t.Errorf("LogDirectory = %q", cfg.LogDirectory)
 	}
+	if cfg.Hostname != "" {
+		t.Errorf("hostNetwork sandbox gets hostname %q; runc refuses one without its own UTS namespace", cfg.Hostname)
+	}
 	sc := cfg.Linux.SecurityContext
 	if !sc.Privileged || sc.RunAsUser.GetValue() != 1000 || sc.NamespaceOptions.Network.String() != "NODE" {
 		t.Errorf("sandbox security context = %v", sc)

@@ -79,16 +79,19 @@ func (e *containerdEnv) run(t *testing.T, command string) {
 	}
 }
 
-// crictlOut runs crictl against this containerd.
+// crictlOut runs crictl against this containerd and returns its stdout.
 func (e *containerdEnv) crictlOut(t *testing.T, args ...string) string {
 	t.Helper()
 	if e.crictl == "" {
 		t.Fatal("ACTORLET_CRICTL is not set")
 	}
 	args = append([]string{"--runtime-endpoint", e.endpoint, "--image-endpoint", e.endpoint, "--timeout", "30s"}, args...)
-	out, err := exec.Command(e.crictl, args...).CombinedOutput()
+	cmd := exec.Command(e.crictl, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("crictl %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatalf("crictl %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
 	}
 	return string(out)
 }

@@ -49,7 +49,7 @@ func TestContainerdPods(t *testing.T) {
 			{name: "app", args: []string{"-msg", "job fails", "-exit", "3"}},
 		}},
 		{name: "done", restartPolicy: "OnFailure", containers: []containerSpec{
-			{name: "app", args: []string{"-msg", "job done"}},
+			{name: "app", args: []string{"-msg", "job done", "-exit", "0"}},
 		}},
 		{name: "crash", containers: []containerSpec{
 			{name: "app", args: []string{"-msg", "crashing", "-sleep", "100ms", "-exit", "1"}},
@@ -181,7 +181,7 @@ func TestContainerdPods(t *testing.T) {
 		t.Errorf("stubborn ignored SIGTERM yet was gone after %v, before its grace period", took)
 	}
 	n.stop()
-	for name, want := range map[string]string{"polite": "exit_code=0", "stubborn": "exit_code=137"} {
+	for name, want := range map[string]string{"polite": "EXITED exit_code=0", "stubborn": "EXITED exit_code=137"} {
 		out, _, code := runCLI(t, "journal", "events", "default/"+name+"-"+d.name, "--root-dir", d.root)
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("journal events of %s lack %s (exit %d):\n%s", name, want, code, out)

@@ -16,6 +16,7 @@ import (
 	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/journal"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
 func newJournalCommand() *cobra.Command {
@@ -129,6 +130,21 @@ func podState(st *lifecycle.State) string {
 	}
 }
 
+// describeSnapshot prints what a snapshot keeps of each container: its last
+// attempt and how it ended, which its compacted events told.
+func describeSnapshot(w io.Writer, st *pb.PodState) {
+	names := make([]string, 0, len(st.GetContainers()))
+	for name := range st.GetContainers() {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := st.Containers[name]
+		fmt.Fprintf(w, "        container %s: attempt=%d %s exit_code=%d reason=%q restarts=%d\n",
+			name, c.Attempt, strings.TrimPrefix(c.Phase.String(), "CONTAINER_"), c.ExitCode, c.Reason, c.RestartCount)
+	}
+}
+
 func podEvents(ctx context.Context, w io.Writer, j *journal.Journal, ref string) error {
 	streams, err := j.LoadAll(ctx)
 	if err != nil {
@@ -161,6 +177,7 @@ func podEvents(ctx context.Context, w io.Writer, j *journal.Journal, ref string)
 	s := streams[uid]
 	if s.Snapshot != nil {
 		fmt.Fprintf(w, "%6d  %s  (snapshot: earlier events compacted)\n", s.Snapshot.Seq, time.Unix(0, s.Snapshot.TimeUnixNano).UTC().Format(time.RFC3339Nano))
+		describeSnapshot(w, s.Snapshot.State)
 	}
 	if len(s.Events) == 0 && s.Snapshot == nil {
 		return errors.New("pod " + uid + " has no events")
