@@ -160,13 +160,22 @@ func (w *Watcher) Run(ctx context.Context, sink func(*PodView)) {
 		w.setMode(mode)
 
 		var ready <-chan struct{}
+		var retry clock.Timer // the next subscription attempt, when there is no stream
+		var retryC <-chan time.Time
 		if sub != nil {
 			ready = sub.q.ready
+		} else {
+			retry = w.clock.NewTimer(retryAt.Sub(now))
+			retryC = retry.C()
 		}
 		select {
 		case <-ctx.Done():
+			if retry != nil {
+				retry.Stop()
+			}
 			return
 		case <-ticker.C():
+		case <-retryC: // subscribe again at the top of the loop
 		case <-ready:
 			events, streamErr := sub.q.drain()
 			if len(events) > 0 {
@@ -184,6 +193,9 @@ func (w *Watcher) Run(ctx context.Context, sink func(*PodView)) {
 				sub = nil
 				needFull = true
 			}
+		}
+		if retry != nil {
+			retry.Stop()
 		}
 	}
 }

@@ -232,6 +232,28 @@ func TestWatcherFallsBackToRelistAndResubscribes(t *testing.T) {
 	}
 }
 
+// TestWatcherResubscribesBeforeTheNextRelist: a broken stream is retried
+// after its backoff, not at the next relist tick (an hour away here), as
+// when containerd restarts under a node that relies on its events.
+func TestWatcherResubscribesBeforeTheNextRelist(t *testing.T) {
+	f := newFakeRuntime()
+	f.events = true
+	c := dialFake(t, f, Options{})
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	w := NewWatcher(c, WatchOptions{RelistPeriod: time.Hour, Clock: clk})
+	runWatcher(t, w, (&recorder{}).sink)
+	waitFor(t, "events mode", func() bool { return w.Mode() == ModeEvents && f.subscribers() == 1 })
+
+	f.mu.Lock()
+	close(f.breakStreams)
+	f.breakStreams = make(chan struct{})
+	f.mu.Unlock()
+	waitFor(t, "relist mode", func() bool { return w.Mode() == ModeRelist && f.subscribers() == 0 })
+	waitFor(t, "the retry timer", func() bool { return clk.HasWaiters() })
+	clk.Step(time.Second) // the first backoff
+	waitFor(t, "events mode again", func() bool { return w.Mode() == ModeEvents && f.subscribers() == 1 })
+}
+
 // TestWatcherSlowSinkDoesNotBlockRuntime checks that the stream is drained while the sink is
 // stuck. The client uses gRPC's minimal flow-control windows (64 KiB), so the runtime could not
 // send megabytes of events unless the Watcher kept reading them.
