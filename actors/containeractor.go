@@ -20,6 +20,9 @@ import (
 type runEffect struct {
 	effect lifecycle.Effect
 	pod    *corev1.Pod
+	// fresh: a creation's first try, journaled by this incarnation, so
+	// there is nothing to look for in the runtime first.
+	fresh bool
 }
 
 // effectDone is a ContainerActor's report of an effect.
@@ -71,7 +74,7 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 	res := &pb.EffectResult{Key: m.effect.Key()}
 	switch e := m.effect.(type) {
 	case lifecycle.RunSandbox:
-		id, err := a.findSandbox(ctx, e.Attempt)
+		id, err := a.findSandbox(ctx, m.fresh, e.Attempt)
 		if err != nil {
 			return fail(res, "FailedCreatePodSandBox", err)
 		}
@@ -105,7 +108,7 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		if spec == nil {
 			return fail(res, "CreateContainerConfigError", fmt.Errorf("pod %s has no container %q", a.uid, e.Name))
 		}
-		id, err := a.findContainer(ctx, e.SandboxID, e.Name, e.Attempt)
+		id, err := a.findContainer(ctx, m.fresh, e.SandboxID, e.Name, e.Attempt)
 		if err != nil {
 			return fail(res, "CreateContainerError", err)
 		}
@@ -186,8 +189,12 @@ func fail(res *pb.EffectResult, reason string, err error) (*pb.EffectResult, err
 	return res, err
 }
 
-// findSandbox returns the ID of the pod's sandbox with this attempt, if any.
-func (a *containerActor) findSandbox(ctx context.Context, attempt uint32) (string, error) {
+// findSandbox returns the ID of the pod's sandbox with this attempt, if any;
+// for a fresh request (see runEffect) there can be none and it asks nothing.
+func (a *containerActor) findSandbox(ctx context.Context, fresh bool, attempt uint32) (string, error) {
+	if fresh {
+		return "", nil
+	}
 	list, err := a.deps.Runtime.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{
 		LabelSelector: map[string]string{cri.LabelPodUID: a.uid, cri.LabelManaged: cri.ManagedValue}})
 	if err != nil {
@@ -201,8 +208,12 @@ func (a *containerActor) findSandbox(ctx context.Context, attempt uint32) (strin
 	return "", nil
 }
 
-// findContainer returns the ID of the container with this name and attempt, if any.
-func (a *containerActor) findContainer(ctx context.Context, sandboxID, name string, attempt uint32) (string, error) {
+// findContainer returns the ID of the container with this name and attempt,
+// if any; for a fresh request (see runEffect) there can be none.
+func (a *containerActor) findContainer(ctx context.Context, fresh bool, sandboxID, name string, attempt uint32) (string, error) {
+	if fresh {
+		return "", nil
+	}
 	list, err := a.deps.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{
 		PodSandboxId:  sandboxID,
 		LabelSelector: map[string]string{cri.LabelPodUID: a.uid, cri.LabelContainerName: name, cri.LabelManaged: cri.ManagedValue}})

@@ -60,6 +60,10 @@ type podActor struct {
 	// effect runs before: after a crash the runtime may already have done
 	// what the journal still shows as outstanding.
 	synced bool
+	// fresh holds keys of sandbox and container creations this incarnation
+	// journaled and has not tried yet: no earlier try can have left one
+	// behind, so the first try creates without looking for it first.
+	fresh map[string]bool
 }
 
 // spawnMode says what the Supervisor sends a PodActor's first incarnation.
@@ -76,7 +80,7 @@ func newPodActor(uid string, deps *Deps, load Loader, initial *lifecycle.State, 
 	return &podActor{
 		uid: uid, deps: deps, load: load, state: initial, mode: mode,
 		inflight: map[string]bool{}, done: map[string]bool{}, retries: map[string]int{},
-		blocked: map[string]time.Time{}, workers: map[string]*worker{},
+		blocked: map[string]time.Time{}, workers: map[string]*worker{}, fresh: map[string]bool{},
 	}
 }
 
@@ -181,6 +185,7 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		}
 		a.state = dec.State
 		a.sinceSnap += len(dec.Events)
+		a.markFresh(dec.Events)
 		a.publish(now)
 		if a.state.P.Removed || a.state.Done() {
 			a.finish(ctx)
@@ -216,7 +221,21 @@ func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now t
 			continue
 		}
 		a.inflight[key] = true
-		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod})
+		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod, fresh: a.fresh[key]})
+		delete(a.fresh, key)
+	}
+}
+
+// markFresh notes the creations just journaled (see podActor.fresh).
+func (a *podActor) markFresh(events []*pb.Envelope) {
+	for _, env := range events {
+		switch ev := env.Event.Kind.(type) {
+		case *pb.Event_SandboxRequested:
+			a.fresh[lifecycle.RunSandbox{Attempt: ev.SandboxRequested.Attempt}.Key()] = true
+		case *pb.Event_ContainerRequested:
+			r := ev.ContainerRequested
+			a.fresh[lifecycle.CreateContainer{Name: r.Name, Attempt: r.Attempt}.Key()] = true
+		}
 	}
 }
 

@@ -54,7 +54,7 @@ func SandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) *runtime
 		Annotations:  annotations,
 		LogDirectory: PodLogDir(o.PodLogsDir, pod),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			CgroupParent: o.CgroupParent,
+			CgroupParent:    o.CgroupParent,
 			SecurityContext: sandboxSecurityContext(pod),
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
@@ -236,4 +237,89 @@ func startSupervisor(t *testing.T, deps Deps, j *memJournal) (*actor.ActorSystem
 		t.Fatal(err)
 	}
 	return system, sup
+}
+
+// lostReplies wraps a Runtime: when lose is set, the first RunPodSandbox
+// and the first CreateContainer happen in the runtime but report a timeout,
+// as a reply lost on the way. It counts the List calls made to look for
+// earlier tries.
+type lostReplies struct {
+	Runtime
+	lose bool
+
+	mu                    sync.Mutex
+	lostSandbox, lostCtr  bool
+	sandboxLists, ctrList int
+}
+
+func (l *lostReplies) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, handler string) (string, error) {
+	id, err := l.Runtime.RunPodSandbox(ctx, cfg, handler)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil && l.lose && !l.lostSandbox {
+		l.lostSandbox = true
+		return "", &cri.Error{Op: "RunPodSandbox", Kind: cri.Timeout, Err: errors.New("injected: reply lost")}
+	}
+	return id, err
+}
+
+func (l *lostReplies) CreateContainer(ctx context.Context, sandboxID string, cfg *runtimeapi.ContainerConfig, sbCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	id, err := l.Runtime.CreateContainer(ctx, sandboxID, cfg, sbCfg)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil && l.lose && !l.lostCtr {
+		l.lostCtr = true
+		return "", &cri.Error{Op: "CreateContainer", Kind: cri.Timeout, Err: errors.New("injected: reply lost")}
+	}
+	return id, err
+}
+
+func (l *lostReplies) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	l.mu.Lock()
+	l.sandboxLists++
+	l.mu.Unlock()
+	return l.Runtime.ListPodSandbox(ctx, f)
+}
+
+func (l *lostReplies) ListContainers(ctx context.Context, f *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	l.mu.Lock()
+	l.ctrList++
+	l.mu.Unlock()
+	return l.Runtime.ListContainers(ctx, f)
+}
+
+// TestCreationsLookBeforeRetrying: a sandbox or container this process just
+// journaled is created without a look at the runtime first, but a retry
+// (the reply of the first try lost) looks first and adopts what the first
+// try made, instead of making a second one.
+func TestCreationsLookBeforeRetrying(t *testing.T) {
+	for _, lose := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lose=%v", lose), func(t *testing.T) {
+			rt, client := newSim(t)
+			wrapped := &lostReplies{Runtime: client, lose: lose}
+			j := &memJournal{streams: map[string][]*pb.Envelope{}}
+			st := &statusLog{last: map[string]PodUpdate{}}
+			system, sup := startSupervisor(t, Deps{Journal: j, Runtime: wrapped, Lister: CRILister{Client: client}, Status: st,
+				Logger: zaptest.NewLogger(t), RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond}, j)
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "uid-p"},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "img:1", ImagePullPolicy: corev1.PullIfNotPresent}}}}
+			system.Root.Send(sup, &SourceSnapshot{Source: "test", Pods: []*corev1.Pod{pod}})
+			waitUntil(t, "pod Running", func() bool {
+				u, ok := st.get("uid-p")
+				return ok && u.Status != nil && u.Status.Phase == corev1.PodRunning
+			})
+			if info := rt.Info(); info.Sandboxes != 1 || info.Containers != 1 || len(info.Violations) > 0 {
+				t.Fatalf("runtime holds %d sandboxes, %d containers; violations %v", info.Sandboxes, info.Containers, info.Violations)
+			}
+			wrapped.mu.Lock()
+			defer wrapped.mu.Unlock()
+			want := 0
+			if lose {
+				want = 1 // the retry's look
+			}
+			if wrapped.sandboxLists != want || wrapped.ctrList != want {
+				t.Fatalf("looked for sandboxes %d and containers %d times, want %d each", wrapped.sandboxLists, wrapped.ctrList, want)
+			}
+		})
+	}
 }
