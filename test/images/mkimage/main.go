@@ -47,7 +47,7 @@ func run(ref, out, entrypoint string, args []string) error {
 	files := map[string]entry{
 		"tmp/": {mode: 0o1777}, "etc/": {mode: 0o755}, "proc/": {mode: 0o755}, "sys/": {mode: 0o755}, "dev/": {mode: 0o755},
 		"etc/passwd": {mode: 0o644, data: []byte("root:x:0:0:root:/:/bin/false\nnobody:x:65534:65534:nobody:/:/bin/false\n")},
-		"etc/group":  {mode: 0o644, data: []byte("root:x:0:\nnogroup:x:65534:\n")},
+		"etc/group":  {mode: 0o644, data: []byte("root:x:0:\nnobody:x:65534:\n")},
 	}
 	for _, a := range args {
 		dst, src, ok := strings.Cut(a, "=")

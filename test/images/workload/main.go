@@ -94,7 +94,7 @@ func main() {
 				fmt.Println("ignoring SIGTERM")
 				continue
 			}
-			fmt.Println("got", s)
+			fmt.Println("got", name(s))
 			os.Exit(*termCode)
 		case <-tick:
 			fmt.Println("line", n)
@@ -103,4 +103,12 @@ func main() {
 			os.Exit(*code)
 		}
 	}
+}
+
+// name is a signal's name as kill(1) spells it.
+func name(s os.Signal) string {
+	if s == syscall.SIGINT {
+		return "SIGINT"
+	}
+	return "SIGTERM"
 }
