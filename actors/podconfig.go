@@ -94,21 +94,29 @@ func PodLogDir(root string, pod *corev1.Pod) string {
 // unprivileged sandboxes.
 func sandboxSecurityContext(pod *corev1.Pod) *runtimeapi.LinuxSandboxSecurityContext {
 	sc := &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod)}
-	if psc := pod.Spec.SecurityContext; psc != nil {
-		if psc.RunAsUser != nil {
-			sc.RunAsUser = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
-		}
-		if psc.RunAsGroup != nil {
-			sc.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
-		}
-		sc.SupplementalGroups = psc.SupplementalGroups
-	}
+	sc.RunAsUser, sc.RunAsGroup, sc.SupplementalGroups = podIdentity(pod)
 	for i := range pod.Spec.Containers {
 		if c := pod.Spec.Containers[i].SecurityContext; c != nil && c.Privileged != nil && *c.Privileged {
 			sc.Privileged = true
 		}
 	}
 	return sc
+}
+
+// podIdentity is the user, group and supplemental groups the pod's security
+// context sets for all its containers (nil where it sets none).
+func podIdentity(pod *corev1.Pod) (user, group *runtimeapi.Int64Value, groups []int64) {
+	psc := pod.Spec.SecurityContext
+	if psc == nil {
+		return nil, nil, nil
+	}
+	if psc.RunAsUser != nil {
+		user = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
+	}
+	if psc.RunAsGroup != nil {
+		group = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
+	}
+	return user, group, psc.SupplementalGroups
 }
 
 func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {
@@ -195,15 +203,7 @@ func resources(c *corev1.Container) *runtimeapi.LinuxContainerResources {
 
 func securityContext(pod *corev1.Pod, c *corev1.Container) *runtimeapi.LinuxContainerSecurityContext {
 	sc := &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(pod)}
-	if psc := pod.Spec.SecurityContext; psc != nil {
-		if psc.RunAsUser != nil {
-			sc.RunAsUser = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
-		}
-		if psc.RunAsGroup != nil {
-			sc.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
-		}
-		sc.SupplementalGroups = psc.SupplementalGroups
-	}
+	sc.RunAsUser, sc.RunAsGroup, sc.SupplementalGroups = podIdentity(pod)
 	if csc := c.SecurityContext; csc != nil {
 		if csc.RunAsUser != nil {
 			sc.RunAsUser = &runtimeapi.Int64Value{Value: *csc.RunAsUser}
