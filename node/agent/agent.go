@@ -21,6 +21,7 @@ import (
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/journal"
+	"github.com/actorlet/actorlet/node/nodeactor"
 	"github.com/actorlet/actorlet/node/podstatus"
 	"github.com/actorlet/actorlet/node/staticpod"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
@@ -55,6 +56,9 @@ type Config struct {
 	// source name. Recovery takes down journaled pods that no source wants,
 	// so an embedder that restarts a node passes its pods here.
 	Pods map[string][]*corev1.Pod
+	// NodeActor, when set, registers the node with the API server, reports
+	// its status and renews its Lease (see package nodeactor).
+	NodeActor *nodeactor.Config
 }
 
 // Agent is a running node. Its methods are safe for concurrent use.
@@ -159,6 +163,11 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	// this answers.
 	if _, err := a.system.Root.RequestFuture(a.sup, &actors.ActivePods{}, time.Minute).Result(); err != nil {
 		return fail(fmt.Errorf("start supervisor: %w", err))
+	}
+	if cfg.NodeActor != nil {
+		if _, err := a.system.Root.SpawnNamed(nodeactor.Props(*cfg.NodeActor), "node"); err != nil {
+			return fail(fmt.Errorf("start node actor: %w", err))
+		}
 	}
 	a.recovery = time.Since(start)
 	log.Info("recovered", zap.Duration("took", a.recovery), zap.Int("journaled", len(rec.States)), zap.Int("runtime", len(rec.Views)))

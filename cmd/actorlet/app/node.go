@@ -16,6 +16,7 @@ import (
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/cri/sim"
 	"github.com/actorlet/actorlet/node/agent"
+	"github.com/actorlet/actorlet/node/nodeactor"
 	"github.com/actorlet/actorlet/node/server"
 )
 
@@ -48,6 +49,24 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	}
 	log.Info("container runtime", zap.String("name", ver.RuntimeName), zap.String("version", ver.RuntimeVersion), zap.String("endpoint", nc.runtimeEndpoint))
 
+	var nodeCfg *nodeactor.Config
+	if kube, err := nc.cluster.kubeClient(); err != nil {
+		return err
+	} else if kube != nil && nc.cluster.registerNode {
+		taints, err := parseTaints(nc.cluster.taints)
+		if err != nil {
+			return err
+		}
+		cfg, err := nc.cluster.nodeActorConfig()
+		if err != nil {
+			return err
+		}
+		cfg.NodeName, cfg.Client, cfg.Labels, cfg.Taints = nc.nodeName, kube, nc.cluster.nodeLabels, taints
+		cfg.Machine = machine(nc.nodeName, nc.nodeIP, nc.cluster.maxPods)
+		cfg.Health, cfg.Logger = runtimeHealth(client), log.Named("node")
+		nodeCfg = &cfg
+	}
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	lc := lifecycle.DefaultConfig()
@@ -56,7 +75,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		NodeName: nc.nodeName, RootDir: nc.rootDir, Runtime: client, RuntimeName: ver.RuntimeName,
 		ManifestDir: nc.podManifestPath, FileCheckFrequency: nc.fileCheckFrequency, PodLogsDir: nc.podLogsDir,
 		Lifecycle: lc, RelistPeriod: nc.relistPeriod, Logger: log, Registerer: reg, HostIP: nc.nodeIP,
-		ActorOptions: []actor.ConfigOption{actorLogging(log)},
+		ActorOptions: []actor.ConfigOption{actorLogging(log)}, NodeActor: nodeCfg,
 	})
 	if err != nil {
 		return err

@@ -36,6 +36,7 @@ type runOptions struct {
 	simPodCIDR          string
 	simLatency          string
 	shutdownGracePeriod time.Duration
+	cluster             clusterOptions
 }
 
 func newRunCommand() *cobra.Command {
@@ -79,6 +80,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.relistPeriod, "relist-period", time.Second, "how often the runtime is listed when it does not serve container events")
 	fs.StringVar(&o.simPodCIDR, "sim-pod-cidr", "10.88.0.0/16", "with sim://: the CIDR pod IPs come from")
 	fs.StringVar(&o.simLatency, "sim-latency", "", "with sim://: per-RPC latency, e.g. RunPodSandbox=50ms,PullImage=200ms")
+	o.cluster.addFlags(fs)
 	fs.DurationVar(&o.shutdownGracePeriod, "shutdown-grace-period", 10*time.Second, "how long to wait for in-flight work on SIGTERM (pods keep running)")
 }
 

@@ -1,0 +1,195 @@
+package nodeactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+)
+
+// Config is a NodeActor's configuration.
+type Config struct {
+	NodeName string
+	// Client acts as the node (system:node:<name>): the Node authorizer and
+	// NodeRestriction limit it to its own Node, Lease and pods.
+	Client kubernetes.Interface
+	// Labels and Taints go on the Node when it is registered
+	// (--node-labels, --register-with-taints).
+	Labels  map[string]string
+	Taints  []corev1.Taint
+	Machine Machine
+	// Health tells the runtime's state; it is called on the actor's
+	// goroutine with a deadline.
+	Health func(ctx context.Context) RuntimeHealth
+	// StatusUpdateFrequency: how often the status is computed and sent if
+	// it changed (default 10s); StatusReportFrequency: how often it is sent
+	// when nothing changed (default 5m).
+	StatusUpdateFrequency, StatusReportFrequency time.Duration
+	// LeaseDuration (default 40s) and RenewInterval (default 10s) of the
+	// node's Lease in kube-node-lease.
+	LeaseDuration, RenewInterval time.Duration
+	// CallTimeout bounds each API call (default 10s).
+	CallTimeout time.Duration
+	Clock       clock.WithDelayedExecution
+	Logger      *zap.Logger
+}
+
+func (c *Config) defaults() {
+	if c.StatusUpdateFrequency == 0 {
+		c.StatusUpdateFrequency = 10 * time.Second
+	}
+	if c.StatusReportFrequency == 0 {
+		c.StatusReportFrequency = 5 * time.Minute
+	}
+	if c.LeaseDuration == 0 {
+		c.LeaseDuration = 40 * time.Second
+	}
+	if c.RenewInterval == 0 {
+		c.RenewInterval = 10 * time.Second
+	}
+	if c.CallTimeout == 0 {
+		c.CallTimeout = 10 * time.Second
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+}
+
+// Props makes the NodeActor's props. Spawn it once per node.
+func Props(cfg Config) *actor.Props {
+	cfg.defaults()
+	return actor.PropsFromProducer(func() actor.Actor { return &nodeActor{cfg: cfg} })
+}
+
+type (
+	statusTick struct{}
+	leaseTick  struct{}
+)
+
+// nodeActor registers the Node and sends its status; its child leaseActor
+// renews the Lease, so a slow status update never delays a renewal.
+type nodeActor struct {
+	cfg        Config
+	node       *corev1.Node // as last registered or updated; nil: not registered
+	last       *corev1.NodeStatus
+	lastReport time.Time
+	lease      *actor.PID
+}
+
+func (a *nodeActor) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.Started:
+		ctx.Send(ctx.Self(), statusTick{})
+	case statusTick:
+		a.sync(ctx)
+		after(ctx, a.cfg.Clock, a.cfg.StatusUpdateFrequency, statusTick{})
+	}
+}
+
+// sync registers the Node if needed, then sends its status when it changed
+// or the report is due.
+func (a *nodeActor) sync(ctx actor.Context) {
+	log := a.cfg.Logger
+	if a.node == nil {
+		node, err := a.register()
+		if err != nil {
+			log.Warn("cannot register the node; retrying", zap.Error(err))
+			return
+		}
+		a.node, a.last = node, nil
+		log.Info("node registered", zap.String("uid", string(node.UID)))
+		if a.lease == nil {
+			a.lease = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor {
+				return &leaseActor{cfg: a.cfg, owner: node}
+			}))
+		}
+	}
+	c, cancel := context.WithTimeout(context.Background(), a.cfg.CallTimeout)
+	rt := a.cfg.Health(c)
+	cancel()
+	now := a.cfg.Clock.Now()
+	st := Status(a.last, a.cfg.Machine, rt, now)
+	if !changed(a.last, st) && now.Sub(a.lastReport) < a.cfg.StatusReportFrequency {
+		return
+	}
+	if err := a.sendStatus(st); err != nil {
+		if apierrors.IsNotFound(err) {
+			log.Warn("the node's Node object is gone: registering again")
+			a.node = nil
+			ctx.Send(ctx.Self(), statusTick{})
+			return
+		}
+		log.Warn("cannot update the node status; retrying", zap.Error(err))
+		return
+	}
+	if a.last == nil || a.last.Conditions[3].Status != st.Conditions[3].Status {
+		log.Info("node status", zap.String("ready", string(st.Conditions[3].Status)), zap.String("reason", st.Conditions[3].Reason))
+	}
+	a.last, a.lastReport = &st, now
+}
+
+// register creates the Node, or takes the existing one of this name.
+func (a *nodeActor) register() (*corev1.Node, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.CallTimeout)
+	defer cancel()
+	labels := map[string]string{
+		corev1.LabelHostname: a.cfg.NodeName, corev1.LabelOSStable: runtime.GOOS, corev1.LabelArchStable: runtime.GOARCH,
+	}
+	for k, v := range a.cfg.Labels {
+		labels[k] = v
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Labels: labels},
+		Spec:       corev1.NodeSpec{Taints: a.cfg.Taints},
+	}
+	created, err := a.cfg.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return a.cfg.Client.CoreV1().Nodes().Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create node %s: %w", a.cfg.NodeName, err)
+	}
+	return created, nil
+}
+
+// sendStatus writes the status onto the Node (one retry on a conflict).
+func (a *nodeActor) sendStatus(st corev1.NodeStatus) error {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.CallTimeout)
+	defer cancel()
+	nodes := a.cfg.Client.CoreV1().Nodes()
+	for try := 0; ; try++ {
+		node := a.node.DeepCopy()
+		node.Status = st
+		updated, err := nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		if err == nil {
+			a.node = updated
+			return nil
+		}
+		if !apierrors.IsConflict(err) || try > 0 {
+			return err
+		}
+		fresh, gerr := nodes.Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
+		if gerr != nil {
+			return errors.Join(err, gerr)
+		}
+		a.node = fresh
+	}
+}
+
+// after sends msg to the actor itself after d on clk.
+func after(ctx actor.Context, clk clock.WithDelayedExecution, d time.Duration, msg any) {
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	clk.AfterFunc(d, func() { root.Send(self, msg) })
+}

@@ -1,0 +1,103 @@
+package nodeactor
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap/zaptest"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// runNode spawns a NodeActor for node-1 on client, with the given clock and
+// runtime health, and stops it at the end of the test.
+func runNode(t *testing.T, client kubernetes.Interface, clk *clocktesting.FakeClock, down *atomic.Bool) {
+	t.Helper()
+	system := actor.NewActorSystem()
+	t.Cleanup(system.Shutdown)
+	system.Root.Spawn(Props(Config{
+		NodeName: "node-1", Client: client, Clock: clk, Logger: zaptest.NewLogger(t),
+		Labels: map[string]string{"tier": "test"},
+		Taints: []corev1.Taint{{Key: "dedicated", Value: "test", Effect: corev1.TaintEffectNoSchedule}},
+		Health: func(context.Context) RuntimeHealth {
+			if down.Load() {
+				return RuntimeHealth{Err: errors.New("connection refused")}
+			}
+			return RuntimeHealth{Name: "sim", Version: "1"}
+		},
+	}))
+}
+
+// eventually polls cond with a deadline (the actors run on their own goroutines).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
+
+func readyOf(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+func TestNodeRegistersReportsAndRenews(t *testing.T) {
+	client := fake.NewClientset()
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	var down atomic.Bool
+	runNode(t, client, clk, &down)
+	ctx := context.Background()
+	get := func() *corev1.Node {
+		n, err := client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+		if err != nil {
+			return &corev1.Node{}
+		}
+		return n
+	}
+	eventually(t, "node-1 registered and Ready", func() bool { return readyOf(get()) == corev1.ConditionTrue })
+	n := get()
+	if n.Labels["tier"] != "test" || n.Labels[corev1.LabelHostname] != "node-1" || len(n.Spec.Taints) != 1 {
+		t.Fatalf("labels %v taints %v", n.Labels, n.Spec.Taints)
+	}
+	lease := func() time.Time {
+		l, err := client.CoordinationV1().Leases(LeaseNamespace).Get(ctx, "node-1", metav1.GetOptions{})
+		if err != nil || l.Spec.RenewTime == nil {
+			return time.Time{}
+		}
+		return l.Spec.RenewTime.Time
+	}
+	eventually(t, "the lease", func() bool { return !lease().IsZero() })
+	first := lease()
+	// The clock moves a second per poll: each timer fires once it is due,
+	// whenever the actor armed it.
+	step := func(cond func() bool) func() bool {
+		return func() bool { clk.Step(time.Second); return cond() }
+	}
+	eventually(t, "a renewal", step(func() bool { return lease().After(first) }))
+
+	down.Store(true)
+	eventually(t, "NotReady once the runtime is down", step(func() bool { return readyOf(get()) == corev1.ConditionFalse }))
+
+	if err := client.CoreV1().Nodes().Delete(ctx, "node-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	down.Store(false)
+	eventually(t, "node-1 registered again", step(func() bool { return readyOf(get()) == corev1.ConditionTrue }))
+}

@@ -1,0 +1,77 @@
+package nodeactor
+
+import (
+	"context"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LeaseNamespace holds the nodes' Leases.
+const LeaseNamespace = corev1.NamespaceNodeLease
+
+// leaseActor renews the node's Lease every RenewInterval; a failed renewal is
+// tried again sooner (200 ms, doubling up to the interval), as the kubelet's.
+type leaseActor struct {
+	cfg     Config
+	owner   *corev1.Node
+	lease   *coordinationv1.Lease // as last written; nil: read it first
+	backoff time.Duration
+}
+
+func (a *leaseActor) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.Started, leaseTick:
+		next := a.cfg.RenewInterval
+		if err := a.renew(); err != nil {
+			a.backoff = min(max(2*a.backoff, 200*time.Millisecond), a.cfg.RenewInterval)
+			next = a.backoff
+			a.cfg.Logger.Warn("cannot renew the node lease", zap.Error(err), zap.Duration("retry", next))
+		} else {
+			a.backoff = 0
+		}
+		after(ctx, a.cfg.Clock, next, leaseTick{})
+	}
+}
+
+func (a *leaseActor) renew() error {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.CallTimeout)
+	defer cancel()
+	leases := a.cfg.Client.CoordinationV1().Leases(LeaseNamespace)
+	now := metav1.NewMicroTime(a.cfg.Clock.Now())
+	if a.lease == nil {
+		l, err := leases.Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			secs := int32(a.cfg.LeaseDuration / time.Second)
+			l = &coordinationv1.Lease{
+				ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Namespace: LeaseNamespace,
+					OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: a.owner.Name, UID: a.owner.UID}}},
+				Spec: coordinationv1.LeaseSpec{HolderIdentity: &a.cfg.NodeName, LeaseDurationSeconds: &secs, RenewTime: &now},
+			}
+			created, err := leases.Create(ctx, l, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+			a.lease = created
+			return nil
+		case err != nil:
+			return err
+		}
+		a.lease = l
+	}
+	l := a.lease.DeepCopy()
+	l.Spec.RenewTime = &now
+	updated, err := leases.Update(ctx, l, metav1.UpdateOptions{})
+	if err != nil {
+		a.lease = nil // read it again next time (conflict, or deleted)
+		return err
+	}
+	a.lease = updated
+	return nil
+}
