@@ -6,9 +6,13 @@ PORT      ?= 10248
 E2E_PREFIX ?= /tmp/actorlet-e2e
 export ACTORLET_E2E_PREFIX := $(E2E_PREFIX)
 ENV_SH    := test/e2e/env.sh
+# Where test/e2e/cluster.sh keeps its etcd + kube-apiserver.
+CLUSTER_PREFIX ?= /tmp/actorlet-cluster
+export ACTORLET_CLUSTER_PREFIX := $(CLUSTER_PREFIX)
+CLUSTER_SH := test/e2e/cluster.sh
 BUF       := cd proto && $(GO) tool -modfile=tools/go.mod buf
 
-.PHONY: all build run test test-unit test-e2e test-containerd-relist e2e-up e2e-down bench bench-containerd proto proto-check vet clean
+.PHONY: all build run test test-unit test-e2e test-containerd-relist e2e-up e2e-down cluster-up cluster-down bench bench-containerd proto proto-check vet clean
 
 all: build
 
@@ -26,16 +30,18 @@ vet:
 	$(GO) vet ./...
 
 # Every test (as root: it sets up containerd 2.4 + runc + CNI with
-# test/e2e/env.sh): unit, transcript and property tests, the journal's
-# subprocess tests, the end-to-end tests on the simulated runtime over a socket
-# and on containerd (kill -9 churns on both), then the containerd tests again
-# on Debian's containerd 1.6, which serves no container events (the relist
-# path). containerd is torn down at the end, also on failure.
+# test/e2e/env.sh, and etcd + kube-apiserver with test/e2e/cluster.sh): unit,
+# transcript and property tests, the journal's subprocess tests, the
+# end-to-end tests on the simulated runtime over a socket and on containerd
+# (kill -9 churns on both), the cluster tests against the real apiserver, then
+# the containerd tests again on Debian's containerd 1.6, which serves no
+# container events (the relist path). Everything is torn down at the end, also
+# on failure.
 test: vet
-	$(ENV_SH) up
-	set -a; . $(E2E_PREFIX)/env; set +a; \
-	ACTORLET_E2E_REQUIRE_CONTAINERD=1 $(GO) test -count=1 -timeout 45m ./...; rc=$$?; \
-	$(ENV_SH) down; exit $$rc
+	$(ENV_SH) up && $(CLUSTER_SH) up || { rc=$$?; $(CLUSTER_SH) down; $(ENV_SH) down; exit $$rc; }
+	set -a; . $(E2E_PREFIX)/env; . $(CLUSTER_PREFIX)/env; set +a; \
+	ACTORLET_E2E_REQUIRE_CONTAINERD=1 ACTORLET_E2E_REQUIRE_CLUSTER=1 $(GO) test -count=1 -timeout 45m ./...; rc=$$?; \
+	$(CLUSTER_SH) down; $(ENV_SH) down; exit $$rc
 	$(MAKE) test-containerd-relist
 
 test-containerd-relist:
@@ -53,6 +59,7 @@ test-unit: vet
 # (containerd tests skip without one).
 test-e2e:
 	if [ -f $(E2E_PREFIX)/env ]; then set -a; . $(E2E_PREFIX)/env; set +a; fi; \
+	if [ -f $(CLUSTER_PREFIX)/env ]; then set -a; . $(CLUSTER_PREFIX)/env; set +a; fi; \
 	$(GO) test -count=1 -v -timeout 45m ./test/e2e/
 
 # containerd for the end-to-end tests and for trying actorlet on (FLAVOR=debian
@@ -61,6 +68,13 @@ e2e-up:
 	$(ENV_SH) up
 e2e-down:
 	$(ENV_SH) down
+
+# etcd + kube-apiserver v1.37.2 on 127.0.0.1 for the cluster tests (built once,
+# about 7 minutes cold); `make cluster-down` stops them.
+cluster-up:
+	$(CLUSTER_SH) up
+cluster-down:
+	$(CLUSTER_SH) down
 
 # Benchmarks (not tests): the journal's micro-benchmarks, then whole-node
 # scenarios on the in-process simulated runtime with a durable journal;

@@ -74,8 +74,11 @@ func Props(cfg Config) *actor.Props {
 }
 
 type (
-	statusTick struct{}
+	statusTick struct{} // the periodic status update
+	resync     struct{} // an extra one (the Node must be registered again)
 	leaseTick  struct{}
+	// newOwner tells the leaseActor the Node registered again (a new UID).
+	newOwner struct{ node *corev1.Node }
 )
 
 // nodeActor registers the Node and sends its status; its child leaseActor
@@ -90,11 +93,11 @@ type nodeActor struct {
 
 func (a *nodeActor) Receive(ctx actor.Context) {
 	switch ctx.Message().(type) {
-	case *actor.Started:
-		ctx.Send(ctx.Self(), statusTick{})
-	case statusTick:
+	case *actor.Started, statusTick:
 		a.sync(ctx)
 		after(ctx, a.cfg.Clock, a.cfg.StatusUpdateFrequency, statusTick{})
+	case resync:
+		a.sync(ctx)
 	}
 }
 
@@ -114,6 +117,8 @@ func (a *nodeActor) sync(ctx actor.Context) {
 			a.lease = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor {
 				return &leaseActor{cfg: a.cfg, owner: node}
 			}))
+		} else {
+			ctx.Send(a.lease, newOwner{node: node})
 		}
 	}
 	c, cancel := context.WithTimeout(context.Background(), a.cfg.CallTimeout)
@@ -121,23 +126,44 @@ func (a *nodeActor) sync(ctx actor.Context) {
 	cancel()
 	now := a.cfg.Clock.Now()
 	st := Status(a.last, a.cfg.Machine, rt, now)
-	if !changed(a.last, st) && now.Sub(a.lastReport) < a.cfg.StatusReportFrequency {
+	due := changed(a.last, st) || now.Sub(a.lastReport) >= a.cfg.StatusReportFrequency
+	var err error
+	if due {
+		err = a.sendStatus(st)
+	} else {
+		err = a.check() // nothing to send; is the Node still there? (the kubelet reads it every period too)
+	}
+	if apierrors.IsNotFound(err) {
+		log.Warn("the node's Node object is gone: registering again")
+		a.node = nil
+		ctx.Send(ctx.Self(), resync{})
 		return
 	}
-	if err := a.sendStatus(st); err != nil {
-		if apierrors.IsNotFound(err) {
-			log.Warn("the node's Node object is gone: registering again")
-			a.node = nil
-			ctx.Send(ctx.Self(), statusTick{})
-			return
-		}
+	if err != nil {
 		log.Warn("cannot update the node status; retrying", zap.Error(err))
+		return
+	}
+	if !due {
 		return
 	}
 	if a.last == nil || a.last.Conditions[3].Status != st.Conditions[3].Status {
 		log.Info("node status", zap.String("ready", string(st.Conditions[3].Status)), zap.String("reason", st.Conditions[3].Reason))
 	}
 	a.last, a.lastReport = &st, now
+}
+
+// check reads the Node, to notice its deletion.
+func (a *nodeActor) check() error {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.CallTimeout)
+	defer cancel()
+	node, err := a.cfg.Client.CoreV1().Nodes().Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
+	if err == nil && node.UID != a.node.UID {
+		return apierrors.NewNotFound(corev1.Resource("nodes"), a.cfg.NodeName) // replaced: ours is gone
+	}
+	if err == nil {
+		a.node = node
+	}
+	return err
 }
 
 // register creates the Node, or takes the existing one of this name.

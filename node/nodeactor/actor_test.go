@@ -95,9 +95,16 @@ func TestNodeRegistersReportsAndRenews(t *testing.T) {
 	down.Store(true)
 	eventually(t, "NotReady once the runtime is down", step(func() bool { return readyOf(get()) == corev1.ConditionFalse }))
 
+	down.Store(false)
+	eventually(t, "Ready again", step(func() bool { return readyOf(get()) == corev1.ConditionTrue }))
+
+	// Deleted while nothing changes: noticed at the next period anyway.
 	if err := client.CoreV1().Nodes().Delete(ctx, "node-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	down.Store(false)
+	deletedAt := clk.Now()
 	eventually(t, "node-1 registered again", step(func() bool { return readyOf(get()) == corev1.ConditionTrue }))
+	if took := clk.Since(deletedAt); took > time.Minute {
+		t.Fatalf("the deletion was noticed after %v of node time, not within a status period", took)
+	}
 }

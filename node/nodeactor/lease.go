@@ -25,7 +25,11 @@ type leaseActor struct {
 }
 
 func (a *leaseActor) Receive(ctx actor.Context) {
-	switch ctx.Message().(type) {
+	switch m := ctx.Message().(type) {
+	case newOwner:
+		a.owner = m.node
+		a.lease = nil // read it again, and own it anew
+		return
 	case *actor.Started, leaseTick:
 		next := a.cfg.RenewInterval
 		if err := a.renew(); err != nil {
@@ -50,9 +54,8 @@ func (a *leaseActor) renew() error {
 		case apierrors.IsNotFound(err):
 			secs := int32(a.cfg.LeaseDuration / time.Second)
 			l = &coordinationv1.Lease{
-				ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Namespace: LeaseNamespace,
-					OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: a.owner.Name, UID: a.owner.UID}}},
-				Spec: coordinationv1.LeaseSpec{HolderIdentity: &a.cfg.NodeName, LeaseDurationSeconds: &secs, RenewTime: &now},
+				ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Namespace: LeaseNamespace, OwnerReferences: a.ownerRefs()},
+				Spec:       coordinationv1.LeaseSpec{HolderIdentity: &a.cfg.NodeName, LeaseDurationSeconds: &secs, RenewTime: &now},
 			}
 			created, err := leases.Create(ctx, l, metav1.CreateOptions{})
 			if err != nil {
@@ -67,6 +70,7 @@ func (a *leaseActor) renew() error {
 	}
 	l := a.lease.DeepCopy()
 	l.Spec.RenewTime = &now
+	l.OwnerReferences = a.ownerRefs()
 	updated, err := leases.Update(ctx, l, metav1.UpdateOptions{})
 	if err != nil {
 		a.lease = nil // read it again next time (conflict, or deleted)
@@ -74,4 +78,9 @@ func (a *leaseActor) renew() error {
 	}
 	a.lease = updated
 	return nil
+}
+
+// ownerRefs make the Node own its Lease, so the Lease goes with it.
+func (a *leaseActor) ownerRefs() []metav1.OwnerReference {
+	return []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: a.owner.Name, UID: a.owner.UID}}
 }

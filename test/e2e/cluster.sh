@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# A real control plane for actorlet's cluster tests, on 127.0.0.1 only: etcd
+# v3.7.3 and kube-apiserver v1.37.2 built from the Go module proxy through
+# wrapper modules kept out of actorlet's go.mod, with the Node authorizer and
+# NodeRestriction applied to nodes as to the upstream kubelet.
+#
+#   test/e2e/cluster.sh install   build etcd, kube-apiserver and kubectl once (cached; about 7 min cold)
+#   test/e2e/cluster.sh up        install if needed, certificates and tokens, start etcd and the apiserver,
+#                                 write $PREFIX/env (source it for the tests) and kubeconfigs
+#   test/e2e/cluster.sh down      stop them by PID and remove their data
+#   test/e2e/cluster.sh status
+#
+# ACTORLET_CLUSTER_PREFIX (default /tmp/actorlet-cluster), ACTORLET_TOOLS (default
+# /var/cache/actorlet-tools). Tokens: admin (system:masters) and one node identity per name in
+# ACTORLET_CLUSTER_NODES (default "node-1 node-2"), each system:node:<name> in system:nodes.
+set -Eeuo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export PATH=/usr/local/go/bin:$PATH GOFLAGS=-buildvcs=false CGO_ENABLED=0
+PREFIX=${ACTORLET_CLUSTER_PREFIX:-/tmp/actorlet-cluster}
+TOOLS=${ACTORLET_TOOLS:-/var/cache/actorlet-tools}
+K8S_VERSION=v1.37.2
+STAGING_VERSION=v0.37.2
+ETCD_VERSION=v3.7.3
+BIN=$TOOLS/k8s-$K8S_VERSION
+ETCD_PORT=${ACTORLET_ETCD_PORT:-23790}
+ETCD_PEER_PORT=$((ETCD_PORT + 10))
+API_PORT=${ACTORLET_API_PORT:-16443}
+NODES=${ACTORLET_CLUSTER_NODES:-node-1 node-2}
+PKI=$PREFIX/pki
+CMD=${1:-}
+
+now() { date +%s%N; }
+since() { echo "$(( ($(now) - $1) / 1000000 )) ms"; }
+log() { echo "cluster.sh $(date +%T.%3N) $*" >&2; }
+die() {
+  trap - ERR
+  log "FAILED: $*"
+  for f in "$PREFIX/logs/apiserver.log" "$PREFIX/logs/etcd.log"; do
+    [ -s "$f" ] && { echo "--- last lines of $f:" >&2; tail -n 20 "$f" >&2; }
+  done
+  exit 1
+}
+trap 'die "line $LINENO: \`$BASH_COMMAND\` exited with $?"' ERR
+
+# wrapper builds a throwaway module requiring $1 with the given replaces and
+# builds the packages into $BIN.
+wrapper() {
+  local dir=$1 mod=$2 ldflags=$3; shift 3
+  mkdir -p "$dir"
+  (
+    cd "$dir"
+    printf 'module local/actorlet-tools\n\ngo 1.26.0\n\ngodebug default=go1.26\n\nrequire %s\n' "$mod" >go.mod
+    if [ -n "${REPLACES:-}" ]; then printf 'replace (\n%s)\n' "$REPLACES" >>go.mod; fi
+    { echo '//go:build tools'; echo; echo 'package tools'; echo; echo 'import ('
+      for p in "$@"; do echo "	_ \"$p\""; done; echo ')'; } >tools.go
+    go mod tidy >/dev/null 2>&1 || go mod tidy
+    local tmp; tmp=$(mktemp -d "$TOOLS/.build-XXXXXX")
+    go build -trimpath -ldflags="$ldflags" -o "$tmp/" "$@" || { rm -rf "$tmp"; exit 1; }
+    mkdir -p "$BIN"; mv "$tmp"/* "$BIN"/; rm -rf "$tmp"
+  )
+}
+
+install() {
+  local t
+  command -v openssl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
+  if [ ! -x "$BIN/etcd" ]; then
+    t=$(now)
+    # `go install go.etcd.io/etcd/server/v3@...` is refused (its go.mod has replace directives).
+    REPLACES="" wrapper "$TOOLS/.src/etcd" "go.etcd.io/etcd/server/v3 $ETCD_VERSION" "-s -w" go.etcd.io/etcd/server/v3
+    mv "$BIN/server" "$BIN/etcd" # the binary is named after .../server/v3
+    log "built etcd $ETCD_VERSION ($(since "$t"))"
+  fi
+  if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kubectl" ]; then
+    t=$(now)
+    # k8s.io/kubernetes requires its staging modules at v0.0.0 with replaces to
+    # ./staging, which the module zip lacks: point each at its release.
+    local gomod replaces
+    gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+    replaces=$(sed -n '/^require/,/^)/p' "$gomod" | awk -v v="$STAGING_VERSION" '$1 ~ /^k8s.io\// && $2 == "v0.0.0" { printf "\t%s => %s %s\n", $1, $1, v }')
+    local ld="-s -w" p
+    for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+      ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=37 -X $p.gitTreeState=clean"
+    done
+    REPLACES="$replaces
+" wrapper "$TOOLS/.src/k8s" "k8s.io/kubernetes $K8S_VERSION" "$ld" \
+      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
+    log "built kube-apiserver and kubectl $K8S_VERSION ($(since "$t"))"
+  fi
+}
+
+certs() {
+  mkdir -p "$PKI"
+  chmod 0700 "$PREFIX" "$PKI"
+  (
+    cd "$PKI"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 365 -subj /CN=actorlet-test-ca 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout apiserver.key -out apiserver.csr -subj /CN=kube-apiserver 2>/dev/null
+    printf '%s\n' basicConstraints=CA:FALSE keyUsage=digitalSignature,keyEncipherment extendedKeyUsage=serverAuth \
+      subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc >apiserver.ext
+    openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out apiserver.crt -days 365 -extfile apiserver.ext 2>/dev/null
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    echo "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'),admin,admin-uid,system:masters" >tokens.csv
+    local n
+    for n in $NODES; do
+      echo "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'),system:node:$n,node-$n-uid,system:nodes" >>tokens.csv
+    done
+    chmod 0600 ./*.key tokens.csv
+  )
+}
+
+# kubeconfig FILE TOKEN
+kubeconfig() {
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster: {server: "https://127.0.0.1:$API_PORT", certificate-authority: "$PKI/ca.crt"}
+users:
+- name: user
+  user: {token: "$2"}
+contexts:
+- name: test
+  context: {cluster: test, user: user}
+current-context: test
+EOF
+  chmod 0600 "$1"
+}
+
+pidof_() { cat "$PREFIX/$1.pid" 2>/dev/null || true; }
+alive() { local p; p=$(pidof_ "$1"); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
+
+# wait_for WHAT SECONDS CMD...
+wait_for() {
+  local what=$1 secs=$2 deadline; shift 2
+  deadline=$(( $(date +%s) + secs ))
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s)" -lt "$deadline" ] || die "$what not ready in $secs s"
+    sleep 0.1
+  done
+}
+
+up() {
+  local t; t=$(now)
+  alive apiserver && die "a control plane runs already under $PREFIX: run down first"
+  install
+  mkdir -p "$PREFIX/logs"
+  certs
+  rm -rf "$PREFIX/etcd"
+  "$BIN/etcd" --name test --data-dir "$PREFIX/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "test=http://127.0.0.1:$ETCD_PEER_PORT" --unsafe-no-fsync --log-level warn \
+    >"$PREFIX/logs/etcd.log" 2>&1 &
+  echo $! >"$PREFIX/etcd.pid"
+  wait_for etcd 30 curl -fs "http://127.0.0.1:$ETCD_PORT/health"
+  # --endpoint-reconciler-type=none: the apiserver refuses a loopback advertise
+  # address with the default reconciler.
+  "$BIN/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" \
+    --endpoint-reconciler-type=none \
+    --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" --client-ca-file="$PKI/ca.crt" \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
+    --service-cluster-ip-range=10.0.0.0/24 --token-auth-file="$PKI/tokens.csv" \
+    --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+    --disable-admission-plugins=ServiceAccount --allow-privileged=true \
+    --cert-dir="$PREFIX/apiserver-certs" >"$PREFIX/logs/apiserver.log" 2>&1 &
+  echo $! >"$PREFIX/apiserver.pid"
+  local admin; admin=$(awk -F, '$2 == "admin" { print $1 }' "$PKI/tokens.csv")
+  wait_for kube-apiserver 120 curl -fsk -H "Authorization: Bearer $admin" "https://127.0.0.1:$API_PORT/readyz"
+  kubeconfig "$PREFIX/admin.kubeconfig" "$admin"
+  local n tok
+  for n in $NODES; do
+    tok=$(awk -F, -v u="system:node:$n" '$2 == u { print $1 }' "$PKI/tokens.csv")
+    kubeconfig "$PREFIX/$n.kubeconfig" "$tok"
+  done
+  wait_for "namespace kube-node-lease" 60 "$BIN/kubectl" --kubeconfig "$PREFIX/admin.kubeconfig" get namespace kube-node-lease
+  cat >"$PREFIX/env" <<EOF
+export ACTORLET_CLUSTER_ENV=$ROOT/test/e2e/cluster.sh
+export ACTORLET_CLUSTER_PREFIX=$PREFIX
+export ACTORLET_ADMIN_KUBECONFIG=$PREFIX/admin.kubeconfig
+export ACTORLET_NODE_KUBECONFIGS=$PREFIX
+export ACTORLET_KUBECTL=$BIN/kubectl
+EOF
+  log "up ($(since "$t")): kube-apiserver $K8S_VERSION on https://127.0.0.1:$API_PORT; set -a; . $PREFIX/env; set +a"
+}
+
+stop_() {
+  local p; p=$(pidof_ "$1")
+  [ -n "$p" ] || return 0
+  if kill -0 "$p" 2>/dev/null; then
+    kill "$p"
+    local deadline=$(( $(date +%s) + 20 ))
+    while kill -0 "$p" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.1; done
+    kill -0 "$p" 2>/dev/null && kill -9 "$p"
+  fi
+  rm -f "$PREFIX/$1.pid"
+}
+
+down() {
+  stop_ apiserver
+  stop_ etcd
+  rm -rf "$PREFIX/etcd" "$PREFIX/env"
+  log "down"
+}
+
+status() {
+  if alive apiserver && alive etcd; then echo "up: https://127.0.0.1:$API_PORT"; else echo down; return 1; fi
+}
+
+case $CMD in
+install) install ;;
+up) up ;;
+down) down ;;
+status) status ;;
+*) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+esac
