@@ -84,7 +84,7 @@ func TestContainerdPods(t *testing.T) {
 	// hostNetwork: the node's address, and the port on the host's loopback.
 	waitFor(t, "hostnet Running", func() (bool, string) {
 		p := pod("hostnet")
-		return p.Status.Phase == corev1.PodRunning && p.Status.PodIP == "127.0.0.1", p.Status.PodIP
+		return p.Status.Phase == corev1.PodRunning && p.Status.PodIP == "127.0.0.1", fmt.Sprintf("%+v", p.Status)
 	})
 	waitFor(t, "hostnet to answer on the host's loopback", func() (bool, string) {
 		body, err := httpGet("http://127.0.0.1:" + hostPort + "/")
