@@ -254,24 +254,29 @@ type lostReplies struct {
 
 func (l *lostReplies) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, handler string) (string, error) {
 	id, err := l.Runtime.RunPodSandbox(ctx, cfg, handler)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err == nil && l.lose && !l.lostSandbox {
-		l.lostSandbox = true
-		return "", &cri.Error{Op: "RunPodSandbox", Kind: cri.Timeout, Err: errors.New("injected: reply lost")}
+	if err == nil {
+		err = l.loseFirst(&l.lostSandbox, "RunPodSandbox")
 	}
 	return id, err
 }
 
 func (l *lostReplies) CreateContainer(ctx context.Context, sandboxID string, cfg *runtimeapi.ContainerConfig, sbCfg *runtimeapi.PodSandboxConfig) (string, error) {
 	id, err := l.Runtime.CreateContainer(ctx, sandboxID, cfg, sbCfg)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err == nil && l.lose && !l.lostCtr {
-		l.lostCtr = true
-		return "", &cri.Error{Op: "CreateContainer", Kind: cri.Timeout, Err: errors.New("injected: reply lost")}
+	if err == nil {
+		err = l.loseFirst(&l.lostCtr, "CreateContainer")
 	}
 	return id, err
+}
+
+// loseFirst turns the first successful reply of op into a timeout, when lose is set.
+func (l *lostReplies) loseFirst(lost *bool, op string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.lose || *lost {
+		return nil
+	}
+	*lost = true
+	return &cri.Error{Op: op, Kind: cri.Timeout, Err: errors.New("injected: reply lost")}
 }
 
 func (l *lostReplies) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
