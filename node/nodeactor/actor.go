@@ -146,8 +146,8 @@ func (a *nodeActor) sync(ctx actor.Context) {
 	if !due {
 		return
 	}
-	if a.last == nil || a.last.Conditions[3].Status != st.Conditions[3].Status {
-		log.Info("node status", zap.String("ready", string(st.Conditions[3].Status)), zap.String("reason", st.Conditions[3].Reason))
+	if r := Ready(&st); a.last == nil || Ready(a.last).Status != r.Status {
+		log.Info("node status", zap.String("ready", string(r.Status)), zap.String("reason", r.Reason))
 	}
 	a.last, a.lastReport = &st, now
 }

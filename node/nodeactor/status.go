@@ -70,6 +70,18 @@ func Status(prev *corev1.NodeStatus, m Machine, rt RuntimeHealth, now time.Time)
 	return st
 }
 
+// Ready is the status's Ready condition (the zero condition if it has none).
+func Ready(st *corev1.NodeStatus) corev1.NodeCondition {
+	if st != nil {
+		for _, c := range st.Conditions {
+			if c.Type == corev1.NodeReady {
+				return c
+			}
+		}
+	}
+	return corev1.NodeCondition{}
+}
+
 // changed tells whether a status differs from the last one sent in more
 // than its heartbeat times.
 func changed(prev *corev1.NodeStatus, next corev1.NodeStatus) bool {

@@ -13,7 +13,7 @@ func TestStatusConditionsAndTransitions(t *testing.T) {
 	m := Machine{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("110")}}
 	t0 := time.Unix(1000, 0)
 	st := Status(nil, m, RuntimeHealth{Name: "containerd", Version: "2.4.2"}, t0)
-	ready := st.Conditions[3]
+	ready := Ready(&st)
 	if ready.Type != corev1.NodeReady || ready.Status != corev1.ConditionTrue || ready.Reason != "KubeletReady" {
 		t.Fatalf("ready = %+v", ready)
 	}
@@ -22,12 +22,12 @@ func TestStatusConditionsAndTransitions(t *testing.T) {
 	}
 	// Nothing changed: same transition time, newer heartbeat, not "changed".
 	st2 := Status(&st, m, RuntimeHealth{Name: "containerd", Version: "2.4.2"}, t0.Add(time.Minute))
-	if !st2.Conditions[3].LastTransitionTime.Equal(&st.Conditions[3].LastTransitionTime) || changed(&st, st2) {
-		t.Fatalf("a heartbeat alone changed the status: %+v", st2.Conditions[3])
+	if r2, r := Ready(&st2), Ready(&st); !r2.LastTransitionTime.Equal(&r.LastTransitionTime) || changed(&st, st2) {
+		t.Fatalf("a heartbeat alone changed the status: %+v", r2)
 	}
 	// The runtime goes away: NotReady with the reason, a new transition.
 	st3 := Status(&st2, m, RuntimeHealth{Err: errors.New("connection refused")}, t0.Add(2*time.Minute))
-	r := st3.Conditions[3]
+	r := Ready(&st3)
 	if r.Status != corev1.ConditionFalse || r.Reason != "KubeletNotReady" || !changed(&st2, st3) ||
 		!r.LastTransitionTime.Time.Equal(t0.Add(2*time.Minute)) || st3.NodeInfo.ContainerRuntimeVersion != "containerd://2.4.2" {
 		t.Fatalf("runtime down: %+v (runtime %q)", r, st3.NodeInfo.ContainerRuntimeVersion)
