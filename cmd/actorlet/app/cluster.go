@@ -104,6 +104,13 @@ func machine(nodeName, nodeIP string, maxPods int32) nodeactor.Machine {
 	if unix.Uname(&uts) == nil {
 		info.KernelVersion = unix.ByteSliceToString(uts.Release[:])
 	}
+	if b, err := os.ReadFile("/etc/os-release"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+				info.OSImage = strings.Trim(v, `"`)
+			}
+		}
+	}
 	if b, err := os.ReadFile("/etc/machine-id"); err == nil {
 		info.MachineID = strings.TrimSpace(string(b))
 	}
