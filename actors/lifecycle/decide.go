@@ -114,6 +114,11 @@ func (d *decider) desired(in *pb.PodDesired) {
 				Reason: "UnsupportedPodSpec", Message: msg, PodJson: stored}}})
 			return
 		}
+		if in.RejectReason != "" {
+			d.emit(&pb.Event{Kind: &pb.Event_PodRejected{PodRejected: &pb.PodRejected{
+				Reason: in.RejectReason, Message: in.RejectMessage, PodJson: stored}}})
+			return
+		}
 		d.emit(&pb.Event{Kind: &pb.Event_PodAccepted{PodAccepted: &pb.PodAccepted{
 			PodJson: stored, SpecDigest: digest, Source: in.Source}}})
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
@@ -24,6 +25,7 @@ type harness struct {
 	state   *lifecycle.State
 	journal []*pb.Envelope
 	now     time.Time
+	pod     *corev1.Pod // the last add-pod's pod
 }
 
 func newHarness() *harness {
@@ -57,7 +59,55 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return h.decide(&pb.PodDesired{PodJson: b, Source: "file"}), nil
+		h.pod = pod
+		in := &pb.PodDesired{PodJson: b, Source: "file"}
+		for _, a := range d.CmdArgs {
+			v := strings.Join(a.Vals, ",")
+			switch a.Key {
+			case "deleted":
+				// Already deleted when first seen, with this grace period.
+				grace, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					return "", fmt.Errorf("deleted=<seconds>: %w", err)
+				}
+				ts := metav1.NewTime(h.now)
+				pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &ts, &grace
+				if in.PodJson, err = jsonMarshal(pod); err != nil {
+					return "", err
+				}
+			case "source":
+				in.Source = v
+			case "reject":
+				in.RejectReason = v
+			case "reject-msg":
+				in.RejectMessage = v
+			default:
+				return "", fmt.Errorf("unknown arg %q", a.Key)
+			}
+		}
+		return h.decide(in), nil
+	case "delete-pod":
+		// The API server's graceful deletion: the same pod with a
+		// deletionTimestamp and a grace period.
+		if h.pod == nil {
+			return "", fmt.Errorf("delete-pod before add-pod")
+		}
+		grace := int64(30)
+		for _, a := range d.CmdArgs {
+			n, err := strconv.ParseInt(strings.Join(a.Vals, ""), 10, 64)
+			if a.Key != "grace" || err != nil {
+				return "", fmt.Errorf("delete-pod takes grace=<seconds>, not %s", a)
+			}
+			grace = n
+		}
+		pod := h.pod.DeepCopy()
+		ts := metav1.NewTime(h.now)
+		pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &ts, &grace
+		b, err := jsonMarshal(pod)
+		if err != nil {
+			return "", err
+		}
+		return h.decide(&pb.PodDesired{PodJson: b, Source: "api"}), nil
 	case "remove-pod":
 		reason := "Removed"
 		if d.HasArg("reason") {

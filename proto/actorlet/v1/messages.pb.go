@@ -78,9 +78,13 @@ func (ObservedState) EnumDescriptor() ([]byte, []int) {
 
 // PodDesired: a pod source wants this pod to run (sent on every change).
 type PodDesired struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PodJson       []byte                 `protobuf:"bytes,1,opt,name=pod_json,json=podJson,proto3" json:"pod_json,omitempty"`
-	Source        string                 `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	PodJson []byte                 `protobuf:"bytes,1,opt,name=pod_json,json=podJson,proto3" json:"pod_json,omitempty"`
+	Source  string                 `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	// reject_reason, when set, is the node's admission verdict on a pod new to
+	// it (OutOfcpu, OutOfmemory, OutOfpods, ...): it is rejected, not run.
+	RejectReason  string `protobuf:"bytes,3,opt,name=reject_reason,json=rejectReason,proto3" json:"reject_reason,omitempty"`
+	RejectMessage string `protobuf:"bytes,4,opt,name=reject_message,json=rejectMessage,proto3" json:"reject_message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -125,6 +129,20 @@ func (x *PodDesired) GetPodJson() []byte {
 func (x *PodDesired) GetSource() string {
 	if x != nil {
 		return x.Source
+	}
+	return ""
+}
+
+func (x *PodDesired) GetRejectReason() string {
+	if x != nil {
+		return x.RejectReason
+	}
+	return ""
+}
+
+func (x *PodDesired) GetRejectMessage() string {
+	if x != nil {
+		return x.RejectMessage
 	}
 	return ""
 }
@@ -639,11 +657,13 @@ var File_actorlet_v1_messages_proto protoreflect.FileDescriptor
 
 const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\n" +
-	"\x1aactorlet/v1/messages.proto\x12\vactorlet.v1\"?\n" +
+	"\x1aactorlet/v1/messages.proto\x12\vactorlet.v1\"\x8b\x01\n" +
 	"\n" +
 	"PodDesired\x12\x19\n" +
 	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x16\n" +
-	"\x06source\x18\x02 \x01(\tR\x06source\"&\n" +
+	"\x06source\x18\x02 \x01(\tR\x06source\x12#\n" +
+	"\rreject_reason\x18\x03 \x01(\tR\frejectReason\x12%\n" +
+	"\x0ereject_message\x18\x04 \x01(\tR\rrejectMessage\"&\n" +
 	"\fPodUndesired\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xf1\x01\n" +
 	"\x0fRuntimeObserved\x12\x17\n" +
