@@ -68,10 +68,15 @@ type StatusSink interface {
 
 // Deps are what the actors are built from.
 type Deps struct {
-	Journal   Journal
-	Runtime   Runtime
-	Lister    Lister
-	Status    StatusSink
+	Journal Journal
+	Runtime Runtime
+	Lister  Lister
+	Status  StatusSink
+	// Events, when set, is told each pod's durable events (API events).
+	Events EventSink
+	// Admission, when set, judges pods new to the node (resources, pod
+	// count); nil admits every pod.
+	Admission Admitter
 	Clock     clock.WithTickerAndDelayedExecution
 	Logger    *zap.Logger
 	Lifecycle lifecycle.Config

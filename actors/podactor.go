@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
@@ -55,7 +56,9 @@ type podActor struct {
 	stopped   bool
 	// published: the status was published at least once by this incarnation.
 	published bool
-	mode      spawnMode
+	// released: the Supervisor was told the pod holds no resources any more.
+	released bool
+	mode     spawnMode
 	// synced: a runtime view arrived since this incarnation started. No
 	// effect runs before: after a crash the runtime may already have done
 	// what the journal still shows as outstanding.
@@ -186,7 +189,10 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		a.state = dec.State
 		a.sinceSnap += len(dec.Events)
 		a.markFresh(dec.Events)
-		a.publish(now)
+		if a.deps.Events != nil {
+			a.deps.Events.Recorded(a.state.Pod, dec.Events)
+		}
+		a.publish(ctx, now)
 		if a.state.P.Removed || a.state.Done() {
 			a.finish(ctx)
 			return
@@ -201,7 +207,7 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 			return
 		}
 		if !a.published && !a.state.P.Removed {
-			a.publish(now) // a recovered pod: its status is news to this process
+			a.publish(ctx, now) // a recovered pod: its status is news to this process
 		}
 	}
 	a.dispatch(ctx, dec.Effects, now)
@@ -221,6 +227,9 @@ func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now t
 			continue
 		}
 		a.inflight[key] = true
+		if a.deps.Events != nil {
+			a.deps.Events.Acting(a.state.Pod, e)
+		}
 		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod, fresh: a.fresh[key]})
 		delete(a.fresh, key)
 	}
@@ -306,7 +315,13 @@ func (a *podActor) stopTimer() {
 	}
 }
 
-func (a *podActor) publish(now time.Time) {
+func (a *podActor) publish(ctx actor.Context, now time.Time) {
+	if a.deps.Admission != nil && !a.released {
+		if ph := lifecycle.Phase(a.state, now); ph == corev1.PodSucceeded || ph == corev1.PodFailed {
+			a.released = true
+			ctx.Send(ctx.Parent(), &podReleased{uid: a.uid})
+		}
+	}
 	if a.deps.Status == nil {
 		return
 	}

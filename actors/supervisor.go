@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -25,9 +27,14 @@ type SourceSnapshot struct {
 // states, the runtime's views and the sources' first snapshots. Pods in none
 // of the sources are taken down; runtime objects no pod owns are removed.
 type Recovery struct {
-	States   map[string]*lifecycle.State
-	Views    map[string]*pb.RuntimeObserved
-	Sources  []SourceSnapshot
+	States  map[string]*lifecycle.State
+	Views   map[string]*pb.RuntimeObserved
+	Sources []SourceSnapshot
+	// Pending names the sources that have not delivered their first set
+	// yet (an API server that does not answer): their journaled pods are
+	// kept running, and taken down only if the source's first set leaves
+	// them out.
+	Pending  []string
 	ListedAt time.Time
 }
 
@@ -43,6 +50,10 @@ type supervisor struct {
 	rec     *Recovery
 	pods    map[string]*actor.PID
 	desired map[string]map[string]desiredPod // source -> uid -> latest wish
+	// awaiting: journaled pods of sources that have not delivered yet
+	// (Recovery.Pending), by source.
+	awaiting map[string][]string
+	admitted *admission
 }
 
 // desiredPod is a source's latest wish for a pod: the source's pod object
@@ -65,7 +76,7 @@ func NewSupervisorProps(deps Deps, load Loader, rec *Recovery) *actor.Props {
 	deps.withDefaults()
 	d := &deps
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &supervisor{deps: d, rec: rec, load: load, pods: map[string]*actor.PID{}, desired: map[string]map[string]desiredPod{}}
+		return &supervisor{deps: d, rec: rec, load: load, pods: map[string]*actor.PID{}, desired: map[string]map[string]desiredPod{}, awaiting: map[string][]string{}, admitted: newAdmission(d.Admission)}
 	}, actor.WithSupervisor(podStrategy(d)))
 }
 
@@ -77,13 +88,17 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		s.source(ctx, m)
 	case *pb.RuntimeObserved:
 		s.observed(ctx, m)
+	case *podReleased:
+		s.admitted.release(m.uid)
 	case *podRemoved:
 		delete(s.pods, m.uid)
+		s.admitted.release(m.uid)
 		// Wanted again while it was going (a manifest removed and put back):
 		// a new actor gives it a new life.
 		for name, src := range s.desired {
-			if d, ok := src[m.uid]; ok {
+			if d, ok := src[m.uid]; ok && d.pod.DeletionTimestamp == nil {
 				msg, _ := desiredMsg(d.pod, name)
+				msg.RejectReason, msg.RejectMessage = s.admitted.admit(d.pod)
 				pid := s.spawn(ctx, m.uid, nil, withView)
 				ctx.Send(pid, msg)
 				ctx.Send(pid, &pb.RuntimeObserved{PodUid: m.uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano()})
@@ -118,19 +133,27 @@ func (s *supervisor) recover(ctx actor.Context) {
 	if rec == nil {
 		return
 	}
-	want := map[string]*pb.PodDesired{}
-	for _, src := range rec.Sources {
-		s.desired[src.Source] = map[string]desiredPod{}
-		for _, pod := range src.Pods {
-			msg, digest := desiredMsg(pod, src.Source)
-			s.desired[src.Source][string(pod.UID)] = desiredPod{pod: pod, digest: digest}
-			want[string(pod.UID)] = msg
-		}
-	}
 	uids := map[string]bool{}
 	for uid, st := range rec.States {
 		if !st.Done() {
 			uids[uid] = true
+			if st.Accepted() && lifecycle.Phase(st, rec.ListedAt) != corev1.PodSucceeded && lifecycle.Phase(st, rec.ListedAt) != corev1.PodFailed {
+				s.admitted.hold(uid, st.Pod)
+			}
+		}
+	}
+	// Pods new to the journal are admitted in the sources' order.
+	want := map[string]*pb.PodDesired{}
+	for _, src := range rec.Sources {
+		s.desired[src.Source] = map[string]desiredPod{}
+		for _, pod := range src.Pods {
+			uid := string(pod.UID)
+			msg, digest := desiredMsg(pod, src.Source)
+			s.desired[src.Source][uid] = desiredPod{pod: pod, digest: digest}
+			if st := rec.States[uid]; st == nil || st.P.Removed {
+				msg.RejectReason, msg.RejectMessage = s.admitted.admit(pod)
+			}
+			want[uid] = msg
 		}
 	}
 	for uid := range want {
@@ -141,12 +164,18 @@ func (s *supervisor) recover(ctx actor.Context) {
 			uids[uid] = true
 		}
 	}
+	pending := map[string]bool{}
+	for _, name := range rec.Pending {
+		pending[name] = true
+	}
 	listed := rec.ListedAt.UnixNano()
 	for uid := range uids {
 		pid := s.spawn(ctx, uid, rec.States[uid], withView)
 		if msg, ok := want[uid]; ok {
 			ctx.Send(pid, msg)
-		} else if st := rec.States[uid]; st != nil && st.Accepted() {
+		} else if st := rec.States[uid]; st != nil && st.Accepted() && pending[st.P.Source] {
+			s.awaiting[st.P.Source] = append(s.awaiting[st.P.Source], uid)
+		} else if st != nil && st.Accepted() {
 			ctx.Send(pid, &pb.PodUndesired{Reason: "Removed"})
 		}
 		v := rec.Views[uid]
@@ -196,11 +225,17 @@ func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {
 		// start-up listing saw everything there was, and since then the
 		// watcher would have reported its objects and spawned its actor. So
 		// its first view is the empty one, without a listing.
+		msg.RejectReason, msg.RejectMessage = s.admitted.admit(pod)
 		pid := s.spawn(ctx, uid, nil, withView)
 		ctx.Send(pid, msg)
 		ctx.Send(pid, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano()})
 	}
-	for uid := range prev {
+	gone := slices.Collect(maps.Keys(prev))
+	if _, first := s.desired[m.Source]; !first {
+		gone = append(gone, s.awaiting[m.Source]...)
+		delete(s.awaiting, m.Source)
+	}
+	for _, uid := range gone {
 		if _, ok := next[uid]; ok {
 			continue
 		}

@@ -1,0 +1,63 @@
+package actors
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Admitter decides whether a pod new to the node may run beside the pods
+// the node has already admitted and not yet removed. A non-empty reason
+// rejects the pod (the kubelet's reasons: OutOfcpu, OutOfmemory, OutOfpods)
+// with message saying why. It is called from the Supervisor's goroutine, in
+// the order the pods arrive, and must not block.
+type Admitter interface {
+	Admit(pod *corev1.Pod, admitted []*corev1.Pod) (reason, message string)
+}
+
+// admission is the Supervisor's record of the pods holding the node's
+// resources: admitted, or accepted by an earlier run, and not removed.
+type admission struct {
+	admitter Admitter
+	pods     map[string]*corev1.Pod
+}
+
+func newAdmission(a Admitter) *admission {
+	return &admission{admitter: a, pods: map[string]*corev1.Pod{}}
+}
+
+// hold records a pod that holds resources without a new verdict (accepted
+// by an earlier run).
+func (a *admission) hold(uid string, pod *corev1.Pod) {
+	if pod != nil && a.admitter != nil {
+		a.pods[uid] = pod
+	}
+}
+
+// podReleased tells the Supervisor that a pod no longer holds the node's
+// resources (its phase is Succeeded or Failed).
+type podReleased struct{ uid string }
+
+// release forgets a pod that no longer holds resources.
+func (a *admission) release(uid string) { delete(a.pods, uid) }
+
+// admit judges a pod new to the node and, when it fits, holds it.
+func (a *admission) admit(pod *corev1.Pod) (reason, message string) {
+	uid := string(pod.UID)
+	if a.admitter == nil {
+		return "", ""
+	}
+	if _, ok := a.pods[uid]; ok {
+		return "", ""
+	}
+	if pod.DeletionTimestamp != nil {
+		return "", "" // only taken down: holds nothing
+	}
+	others := make([]*corev1.Pod, 0, len(a.pods))
+	for _, p := range a.pods {
+		others = append(others, p)
+	}
+	reason, message = a.admitter.Admit(pod, others)
+	if reason == "" {
+		a.pods[uid] = pod
+	}
+	return reason, message
+}

@@ -1,0 +1,31 @@
+package actors
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// StatusSinks hands each update to every sink in turn; they share it, so
+// none of them may change it (PodUpdate.Status included).
+type StatusSinks []StatusSink
+
+// PodStatus implements StatusSink.
+func (s StatusSinks) PodStatus(u PodUpdate) {
+	for _, sink := range s {
+		sink.PodStatus(u)
+	}
+}
+
+// EventSink is told what a PodActor recorded and what it is about to do,
+// for the pod's API events. Its methods are called from the actor's
+// goroutine and must not block; pod is shared and must not be changed.
+type EventSink interface {
+	// Recorded: events now durable in the pod's journal. pod is the pod as
+	// accepted; nil for an orphan (runtime objects without a spec).
+	Recorded(pod *corev1.Pod, events []*pb.Envelope)
+	// Acting: an effect of a journaled state is about to run (pulling an
+	// image, stopping a container).
+	Acting(pod *corev1.Pod, effect lifecycle.Effect)
+}
