@@ -56,6 +56,16 @@ type Config struct {
 	// source name. Recovery takes down journaled pods that no source wants,
 	// so an embedder that restarts a node passes its pods here.
 	Pods map[string][]*corev1.Pod
+	// Sources are further pod sources (the API server's pods); see PodSource.
+	Sources []PodSource
+	// StatusSinks get every pod status besides the agent's own cache (the
+	// API status writer). They share each PodUpdate: none may change it.
+	StatusSinks []actors.StatusSink
+	// Events, when set, gets each pod's journaled events once they are
+	// durable (the API event recorder).
+	Events actors.EventSink
+	// Admission, when set, decides whether a new pod fits the node.
+	Admission actors.Admitter
 	// NodeActor, when set, registers the node with the API server, reports
 	// its status and renews its Lease (see package nodeactor).
 	NodeActor *nodeactor.Config
@@ -141,8 +151,16 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		}
 		rec.Sources = append(rec.Sources, first)
 	}
+	for _, src := range cfg.Sources {
+		rec.Pending = append(rec.Pending, src.Name)
+	}
+	var status actors.StatusSink = a.statuses
+	if len(cfg.StatusSinks) > 0 {
+		status = actors.StatusSinks(append([]actors.StatusSink{a.statuses}, cfg.StatusSinks...))
+	}
 	deps := actors.Deps{
-		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: a.statuses,
+		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
+		Events: cfg.Events, Admission: cfg.Admission,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
 		PodConfig: actors.PodConfigOptions{PodLogsDir: cfg.PodLogsDir},
@@ -172,6 +190,11 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	a.recovery = time.Since(start)
 	log.Info("recovered", zap.Duration("took", a.recovery), zap.Int("journaled", len(rec.States)), zap.Int("runtime", len(rec.Views)))
 
+	for _, src := range cfg.Sources {
+		a.sources.start(runCtx, &a.wg, src, func(err error) {
+			log.Error("pod source stopped", zap.String("source", src.Name), zap.Error(err))
+		})
+	}
 	a.wg.Add(2)
 	go func() {
 		defer a.wg.Done()

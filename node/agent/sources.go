@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/node/staticpod"
 )
@@ -20,6 +22,42 @@ type sourceForwarder struct {
 
 func newSourceForwarder() *sourceForwarder {
 	return &sourceForwarder{latest: map[string]*actors.SourceSnapshot{}, wake: make(chan struct{}, 1)}
+}
+
+// PodSource is a source of desired pods besides the static directory (the
+// API server's pods, see package apisource). Run calls sink with the
+// source's whole set each time it changes, from one goroutine, until ctx is
+// done.
+//
+// Start does not wait for a PodSource's first set: until it arrives, the
+// pods the journal holds from that source (by Name) keep running as they
+// are, and a pod its first set leaves out is taken down then.
+type PodSource struct {
+	Name string
+	Run  func(ctx context.Context, sink func([]*corev1.Pod)) error
+}
+
+// start starts a source whose sets, the first one included, go to forward.
+// A source that fails is logged through onErr.
+func (f *sourceForwarder) start(ctx context.Context, wg *sync.WaitGroup, src PodSource, onErr func(error)) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		err := src.Run(ctx, func(pods []*corev1.Pod) { f.put(&actors.SourceSnapshot{Source: src.Name, Pods: pods}) })
+		if err != nil && ctx.Err() == nil {
+			onErr(err)
+		}
+	}()
+}
+
+func (f *sourceForwarder) put(snap *actors.SourceSnapshot) {
+	f.mu.Lock()
+	f.latest[snap.Source] = snap
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
 }
 
 // run starts a source and returns its first snapshot; later ones are kept
@@ -38,13 +76,7 @@ func (f *sourceForwarder) run(ctx context.Context, wg *sync.WaitGroup, name stri
 				first <- snap
 				return
 			}
-			f.mu.Lock()
-			f.latest[name] = &snap
-			f.mu.Unlock()
-			select {
-			case f.wake <- struct{}{}:
-			default:
-			}
+			f.put(&snap)
 		})
 		errc <- err
 	}()

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/cri/sim"
@@ -50,9 +51,21 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	log.Info("container runtime", zap.String("name", ver.RuntimeName), zap.String("version", ver.RuntimeVersion), zap.String("endpoint", nc.runtimeEndpoint))
 
 	var nodeCfg *nodeactor.Config
-	if kube, err := nc.cluster.kubeClient(); err != nil {
+	kube, err := nc.cluster.kubeClient()
+	if err != nil {
 		return err
-	} else if kube != nil && nc.cluster.registerNode {
+	}
+	mach := machine(nc.nodeName, nc.nodeIP, nc.cluster.maxPods)
+	var api *apiParts
+	if kube != nil {
+		if api, err = newAPIParts(kube, nc.nodeName, mach.Allocatable, log); err != nil {
+			return err
+		}
+		// Stopped after the agent (deferred first, run last): the agent's
+		// last statuses still get written while ctx lasts.
+		defer api.stop()
+	}
+	if kube != nil && nc.cluster.registerNode {
 		taints, err := parseTaints(nc.cluster.taints)
 		if err != nil {
 			return err
@@ -62,7 +75,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 			return err
 		}
 		cfg.NodeName, cfg.Client, cfg.Labels, cfg.Taints = nc.nodeName, kube, nc.cluster.nodeLabels, taints
-		cfg.Machine = machine(nc.nodeName, nc.nodeIP, nc.cluster.maxPods)
+		cfg.Machine = mach
 		cfg.Health, cfg.Logger = runtimeHealth(client), log.Named("node")
 		nodeCfg = &cfg
 	}
@@ -71,12 +84,18 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	lc := lifecycle.DefaultConfig()
 	lc.BackoffInitial, lc.BackoffMax = nc.backoffInitial, nc.backoffMax
-	a, err := agent.Start(ctx, agent.Config{
+	acfg := agent.Config{
 		NodeName: nc.nodeName, RootDir: nc.rootDir, Runtime: client, RuntimeName: ver.RuntimeName,
 		ManifestDir: nc.podManifestPath, FileCheckFrequency: nc.fileCheckFrequency, PodLogsDir: nc.podLogsDir,
 		Lifecycle: lc, RelistPeriod: nc.relistPeriod, Logger: log, Registerer: reg, HostIP: nc.nodeIP,
 		ActorOptions: []actor.ConfigOption{actorLogging(log)}, NodeActor: nodeCfg,
-	})
+	}
+	if api != nil {
+		acfg.Sources = []agent.PodSource{api.source}
+		acfg.StatusSinks = []actors.StatusSink{api.writer}
+		acfg.Events, acfg.Admission = api.events, api.admission
+	}
+	a, err := agent.Start(ctx, acfg)
 	if err != nil {
 		return err
 	}

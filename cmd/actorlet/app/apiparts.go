@@ -1,0 +1,64 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/node/admit"
+	"github.com/actorlet/actorlet/node/agent"
+	"github.com/actorlet/actorlet/node/apisource"
+	"github.com/actorlet/actorlet/node/podevents"
+	"github.com/actorlet/actorlet/node/statuswriter"
+)
+
+// apiParts are the pieces that make a node a member of a cluster: pods
+// from the API server, their statuses and mirror pods, events, admission.
+type apiParts struct {
+	source    agent.PodSource
+	writer    *statuswriter.Writer
+	events    actors.EventSink
+	admission actors.Admitter
+	stop      func()
+}
+
+// newAPIParts builds them; start runs the writer and the event sink until
+// stop.
+func newAPIParts(kube kubernetes.Interface, nodeName string, allocatable corev1.ResourceList, log *zap.Logger) (*apiParts, error) {
+	src, err := apisource.New(apisource.Options{Client: kube, NodeName: nodeName, Logger: log.Named("apisource")})
+	if err != nil {
+		return nil, err
+	}
+	w, err := statuswriter.New(statuswriter.Options{Client: kube, Pods: src.Lister(), NodeName: nodeName, Logger: log.Named("status")})
+	if err != nil {
+		return nil, fmt.Errorf("status writer: %w", err)
+	}
+	b := record.NewBroadcaster()
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	rec := b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: nodeName})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.Run(ctx)
+	}()
+	return &apiParts{
+		source: agent.PodSource{Name: apisource.SourceName, Run: src.Run},
+		writer: w, events: podevents.New(rec),
+		admission: admit.Resources{Allocatable: allocatable},
+		stop: func() {
+			cancel()
+			wg.Wait()
+			b.Shutdown()
+		},
+	}, nil
+}

@@ -1,0 +1,191 @@
+package apisource
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Annotations the kubelet puts on pods (k8s.io/kubernetes/pkg/kubelet/types).
+const (
+	AnnotationConfigSource = "kubernetes.io/config.source"
+	AnnotationConfigMirror = "kubernetes.io/config.mirror"
+	// SourceName is the name of this source and its config.source value.
+	SourceName = "api"
+)
+
+// DefaultSettle is how long a burst of changes is gathered into one set.
+const DefaultSettle = 10 * time.Millisecond
+
+// ErrAlreadyRunning is returned by Run when another Run has not returned.
+var ErrAlreadyRunning = errors.New("apisource: source is already running")
+
+// Options configure a Source.
+type Options struct {
+	// Client is the node's API client. Required.
+	Client kubernetes.Interface
+	// NodeName selects the pods (spec.nodeName). Required.
+	NodeName string
+	// ResyncPeriod is the informer's resync (0: none; sets are delivered on
+	// changes only).
+	ResyncPeriod time.Duration
+	// Settle is how long a burst of changes is gathered (0: DefaultSettle).
+	Settle time.Duration
+	Logger *zap.Logger
+}
+
+// Source is the API server's pods for one node. See the package
+// documentation for what it guarantees.
+type Source struct {
+	opts     Options
+	factory  informers.SharedInformerFactory
+	informer cache.SharedIndexInformer
+	lister   corelisters.PodLister
+	running  atomic.Bool
+}
+
+// New returns a Source; nothing talks to the API server before Run.
+func New(opts Options) (*Source, error) {
+	if opts.Client == nil || opts.NodeName == "" {
+		return nil, fmt.Errorf("apisource: a client and a node name are required")
+	}
+	if opts.Settle == 0 {
+		opts.Settle = DefaultSettle
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	selector := fields.OneTermEqualSelector("spec.nodeName", opts.NodeName).String()
+	f := informers.NewSharedInformerFactoryWithOptions(opts.Client, opts.ResyncPeriod,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }))
+	pods := f.Core().V1().Pods()
+	return &Source{opts: opts, factory: f, informer: pods.Informer(), lister: pods.Lister()}, nil
+}
+
+// Lister reads the informer's cache: every pod bound to the node, mirror
+// pods included, as the API server last showed them. Shared, read only.
+func (s *Source) Lister() corelisters.PodLister { return s.lister }
+
+// HasSynced reports whether the first listing is done.
+func (s *Source) HasSynced() bool { return s.informer.HasSynced() }
+
+// Run watches the API server and calls sink with the whole set of the
+// node's pods: first once the informer has synced, then after each burst
+// of changes. sink is called from Run's goroutine only. Run returns when
+// ctx is done.
+func (s *Source) Run(ctx context.Context, sink func([]*corev1.Pod)) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	defer s.running.Store(false)
+	changed := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	reg, err := s.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { poke() },
+		UpdateFunc: func(any, any) { poke() },
+		DeleteFunc: func(any) { poke() },
+	})
+	if err != nil {
+		return fmt.Errorf("apisource: %w", err)
+	}
+	defer func() { _ = s.informer.RemoveEventHandler(reg) }()
+	s.factory.Start(ctx.Done())
+	defer s.factory.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
+		return ctx.Err()
+	}
+	s.opts.Logger.Info("pods from the API server synced")
+	var last []*corev1.Pod
+	deliver := func() {
+		set := s.set()
+		if slices.EqualFunc(set, last, samePod) {
+			return
+		}
+		last = set
+		sink(set)
+	}
+	// Drain the pokes of the initial listing: the first set holds them all.
+	select {
+	case <-changed:
+	default:
+	}
+	deliver()
+	timer := time.NewTimer(0)
+	<-timer.C
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+			timer.Reset(s.opts.Settle)
+		case <-timer.C:
+			deliver()
+		}
+	}
+}
+
+// set is the node's non-mirror pods from the cache, as copies for the
+// Supervisor, oldest first.
+func (s *Source) set() []*corev1.Pod {
+	all, err := s.lister.List(labels.Everything())
+	if err != nil {
+		s.opts.Logger.Error("list the informer's pods", zap.Error(err)) // a cache lister does not fail
+		return nil
+	}
+	out := make([]*corev1.Pod, 0, len(all))
+	for _, p := range all {
+		if IsMirror(p) {
+			continue
+		}
+		out = append(out, desired(p))
+	}
+	slices.SortFunc(out, func(a, b *corev1.Pod) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.UID, b.UID)
+	})
+	return out
+}
+
+// IsMirror reports whether pod is a mirror pod (the API's copy of a static pod).
+func IsMirror(pod *corev1.Pod) bool {
+	_, ok := pod.Annotations[AnnotationConfigMirror]
+	return ok
+}
+
+// desired is the part of an API pod the node acts on.
+func desired(p *corev1.Pod) *corev1.Pod {
+	out := &corev1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: *p.ObjectMeta.DeepCopy(), Spec: *p.Spec.DeepCopy()}
+	out.ResourceVersion = ""
+	out.ManagedFields = nil
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	out.Annotations[AnnotationConfigSource] = SourceName
+	return out
+}
+
+func samePod(a, b *corev1.Pod) bool {
+	return a.UID == b.UID && apiequality.Semantic.DeepEqual(a, b)
+}

@@ -1,0 +1,73 @@
+package statuswriter
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+)
+
+// kubeletConditions are the pod conditions the kubelet owns; the others on
+// the object (PodScheduled's reason from the scheduler, DisruptionTarget,
+// readiness gates) are kept.
+var kubeletConditions = map[corev1.PodConditionType]bool{
+	corev1.PodReadyToStartContainers: true,
+	corev1.PodInitialized:            true,
+	corev1.ContainersReady:           true,
+	corev1.PodReady:                  true,
+	corev1.PodScheduled:              true,
+}
+
+// merge is the status to write: the PodActor's, with the conditions the
+// kubelet does not own kept from the object, and the transition times of
+// unchanged conditions kept as they are.
+func merge(old, ours *corev1.PodStatus) *corev1.PodStatus {
+	next := ours.DeepCopy()
+	for i := range next.Conditions {
+		c := &next.Conditions[i]
+		for _, o := range old.Conditions {
+			if o.Type == c.Type && o.Status == c.Status && !o.LastTransitionTime.IsZero() {
+				c.LastTransitionTime = o.LastTransitionTime
+				if c.Type == corev1.PodScheduled {
+					c.Reason, c.Message = o.Reason, o.Message
+				}
+			}
+		}
+	}
+	for _, o := range old.Conditions {
+		if !kubeletConditions[o.Type] {
+			next.Conditions = append(next.Conditions, o)
+		}
+	}
+	// Fields others set (resize, nominated node) are the object's.
+	next.NominatedNodeName = old.NominatedNodeName
+	next.Resize = old.Resize
+	next.ResourceClaimStatuses = old.ResourceClaimStatuses
+	return next
+}
+
+// statusPatch is the strategic merge patch from old to next, carrying the
+// UID as a precondition (the API server refuses it for another object with
+// the same name); nil when nothing changes.
+func statusPatch(uid types.UID, old, next *corev1.PodStatus) ([]byte, error) {
+	if apiequality.Semantic.DeepEqual(old, next) {
+		return nil, nil
+	}
+	oldJSON, err := json.Marshal(corev1.Pod{Status: *old})
+	if err != nil {
+		return nil, fmt.Errorf("encode status: %w", err)
+	}
+	newJSON, err := json.Marshal(corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: *next})
+	if err != nil {
+		return nil, fmt.Errorf("encode status: %w", err)
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(oldJSON, newJSON, corev1.Pod{})
+	if err != nil {
+		return nil, fmt.Errorf("status patch: %w", err)
+	}
+	return patch, nil
+}
