@@ -46,7 +46,11 @@ type Options struct {
 	ResyncPeriod time.Duration
 	// Settle is how long a burst of changes is gathered (0: DefaultSettle).
 	Settle time.Duration
-	Logger *zap.Logger
+	// OnMirror, when set, is called with each mirror pod the informer adds,
+	// changes or deletes (the mirror pod keeper re-checks it), from the
+	// informer's goroutine; it must not block.
+	OnMirror func(*corev1.Pod)
+	Logger   *zap.Logger
 }
 
 // Source is the API server's pods for one node. See the package
@@ -100,10 +104,18 @@ func (s *Source) Run(ctx context.Context, sink func([]*corev1.Pod)) error {
 		default:
 		}
 	}
+	mirror := func(obj any) {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		if p, ok := obj.(*corev1.Pod); ok && IsMirror(p) && s.opts.OnMirror != nil {
+			s.opts.OnMirror(p)
+		}
+	}
 	reg, err := s.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { poke() },
-		UpdateFunc: func(any, any) { poke() },
-		DeleteFunc: func(any) { poke() },
+		AddFunc:    func(obj any) { poke(); mirror(obj) },
+		UpdateFunc: func(_, obj any) { poke(); mirror(obj) },
+		DeleteFunc: func(obj any) { poke(); mirror(obj) },
 	})
 	if err != nil {
 		return fmt.Errorf("apisource: %w", err)

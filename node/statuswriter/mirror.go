@@ -59,6 +59,19 @@ func (w *Writer) syncMirror(ctx context.Context, v view) error {
 	return w.writeStatus(ctx, v, mirror.UID)
 }
 
+// MirrorChanged re-checks the static pod of a mirror pod the API server
+// added, changed or deleted (someone deleted it: it is re-created at once,
+// not at the next resync). It never blocks.
+func (w *Writer) MirrorChanged(mirror *corev1.Pod) {
+	uid := mirror.Annotations[annotationMirror] // the static pod's UID is its hash
+	w.mu.Lock()
+	_, ok := w.pods[uid]
+	w.mu.Unlock()
+	if ok {
+		w.queue.Add(uid)
+	}
+}
+
 // createMirror creates the mirror pod of a static pod, owned by the Node
 // (the NodeRestriction admission plugin requires both).
 func (w *Writer) createMirror(ctx context.Context, static *corev1.Pod) (*corev1.Pod, error) {

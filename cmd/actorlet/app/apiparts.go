@@ -33,11 +33,13 @@ type apiParts struct {
 // newAPIParts builds them; start runs the writer and the event sink until
 // stop.
 func newAPIParts(kube kubernetes.Interface, nodeName string, allocatable corev1.ResourceList, log *zap.Logger) (*apiParts, error) {
-	src, err := apisource.New(apisource.Options{Client: kube, NodeName: nodeName, Logger: log.Named("apisource")})
+	var w *statuswriter.Writer
+	src, err := apisource.New(apisource.Options{Client: kube, NodeName: nodeName, Logger: log.Named("apisource"),
+		OnMirror: func(p *corev1.Pod) { w.MirrorChanged(p) }})
 	if err != nil {
 		return nil, err
 	}
-	w, err := statuswriter.New(statuswriter.Options{Client: kube, Pods: src.Lister(), NodeName: nodeName, Logger: log.Named("status")})
+	w, err = statuswriter.New(statuswriter.Options{Client: kube, Pods: src.Lister(), NodeName: nodeName, Logger: log.Named("status")})
 	if err != nil {
 		return nil, fmt.Errorf("status writer: %w", err)
 	}
