@@ -1,0 +1,54 @@
+package podevents_test
+
+import (
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/node/podevents"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+func env(ev *pb.Event) *pb.Envelope { return &pb.Envelope{Event: ev} }
+
+func TestRecorderUsesTheKubeletsReasons(t *testing.T) {
+	fake := record.NewFakeRecorder(100)
+	r := podevents.New(fake)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"}}
+	r.Acting(pod, lifecycle.PullImage{Container: "app", Image: "example.com/app:1"})
+	r.Recorded(pod, []*pb.Envelope{
+		env(&pb.Event{Kind: &pb.Event_PodAccepted{PodAccepted: &pb.PodAccepted{}}}),
+		env(&pb.Event{Kind: &pb.Event_ImagePulled{ImagePulled: &pb.ImagePulled{Container: "app", Image: "example.com/app:1", ImageRef: "sha256:aa"}}}),
+		env(&pb.Event{Kind: &pb.Event_ContainerCreated{ContainerCreated: &pb.ContainerCreated{Name: "app"}}}),
+		env(&pb.Event{Kind: &pb.Event_ContainerStarted{ContainerStarted: &pb.ContainerStarted{Name: "app"}}}),
+		// Adopted after a restart: the run that did it recorded it.
+		env(&pb.Event{Kind: &pb.Event_ContainerStarted{ContainerStarted: &pb.ContainerStarted{Name: "app", Recovered: true}}}),
+		env(&pb.Event{Kind: &pb.Event_BackOffStarted{BackOffStarted: &pb.BackOffStarted{Name: "app"}}}),
+		env(&pb.Event{Kind: &pb.Event_SandboxFailed{SandboxFailed: &pb.SandboxFailed{Message: "no network"}}}),
+		env(&pb.Event{Kind: &pb.Event_PodRejected{PodRejected: &pb.PodRejected{Reason: "OutOfcpu", Message: "Node didn't have enough resource: cpu"}}}),
+	})
+	r.Acting(pod, lifecycle.StopContainer{Name: "app", ID: "c1"})
+	r.Recorded(nil, []*pb.Envelope{env(&pb.Event{Kind: &pb.Event_ContainerStarted{ContainerStarted: &pb.ContainerStarted{Name: "orphan"}}})})
+	close(fake.Events)
+	var got []string
+	for e := range fake.Events {
+		got = append(got, e)
+	}
+	want := []string{
+		`Normal Pulling Pulling image "example.com/app:1"`,
+		`Normal Pulled Container image "example.com/app:1" present as sha256:aa`,
+		"Normal Created Created container: app",
+		"Normal Started Started container app",
+		"Warning BackOff Back-off restarting failed container app",
+		"Warning FailedCreatePodSandBox Failed to create pod sandbox: no network",
+		"Warning OutOfcpu Node didn't have enough resource: cpu",
+		"Normal Killing Stopping container app",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events:\n%q\nwant\n%q", got, want)
+	}
+}
