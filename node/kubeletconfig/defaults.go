@@ -24,6 +24,7 @@ const (
 	DefaultKubeAPIQPS                = 50
 	DefaultKubeAPIBurst              = 100
 	DefaultRegisterNode              = true
+	DefaultNodeLeaseDurationSeconds  = 40
 	// DefaultAddress is loopback: unlike the kubelet (0.0.0.0), actorlet serves
 	// on every interface only when configured to.
 	DefaultAddress = "127.0.0.1"
@@ -90,6 +91,9 @@ func applyDefaults(c *kubeletconfigv1beta1.KubeletConfiguration) {
 	}
 	if c.RegisterNode == nil {
 		c.RegisterNode = ptr.To(DefaultRegisterNode)
+	}
+	if c.NodeLeaseDurationSeconds == 0 {
+		c.NodeLeaseDurationSeconds = DefaultNodeLeaseDurationSeconds
 	}
 	str(&c.Address, DefaultAddress)
 	if c.Port == 0 {

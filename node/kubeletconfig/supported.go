@@ -19,6 +19,14 @@ var SupportedFields = []string{
 	"podLogsDir",
 	"fileCheckFrequency",
 	"crashLoopBackOff.maxContainerRestartPeriod",
+	"registerNode",
+	"registerWithTaints",
+	"maxPods",
+	"nodeStatusUpdateFrequency",
+	"nodeStatusReportFrequency",
+	"nodeLeaseDurationSeconds",
+	"kubeAPIQPS",
+	"kubeAPIBurst",
 }
 
 // Supported returns the JSON field paths actorlet honours, sorted.

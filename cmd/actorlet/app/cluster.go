@@ -71,6 +71,14 @@ func (o *clusterOptions) nodeActorConfig() (nodeactor.Config, error) {
 		LeaseDuration: lease, RenewInterval: lease / 4}, nil
 }
 
+// taintSpec writes a taint as --register-with-taints takes it.
+func taintSpec(t corev1.Taint) string {
+	if t.Value == "" {
+		return t.Key + ":" + string(t.Effect)
+	}
+	return t.Key + "=" + t.Value + ":" + string(t.Effect)
+}
+
 // parseTaints reads --register-with-taints: key=value:Effect or key:Effect.
 func parseTaints(specs []string) ([]corev1.Taint, error) {
 	var out []corev1.Taint

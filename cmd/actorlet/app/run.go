@@ -119,6 +119,19 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 		apply("pod-logs-dir", func() { nc.podLogsDir = kc.PodLogsDir })
 		apply("file-check-frequency", func() { nc.fileCheckFrequency = kc.FileCheckFrequency.Duration })
 		apply("crashloop-backoff-max", func() { nc.backoffMax = maxRestartPeriod(kc) })
+		apply("register-node", func() { nc.cluster.registerNode = *kc.RegisterNode })
+		apply("register-with-taints", func() {
+			nc.cluster.taints = nil
+			for _, t := range kc.RegisterWithTaints {
+				nc.cluster.taints = append(nc.cluster.taints, taintSpec(t))
+			}
+		})
+		apply("max-pods", func() { nc.cluster.maxPods = kc.MaxPods })
+		apply("node-status-update-frequency", func() { nc.cluster.statusUpdate = kc.NodeStatusUpdateFrequency.Duration })
+		apply("node-status-report-frequency", func() { nc.cluster.statusReport = kc.NodeStatusReportFrequency.Duration })
+		apply("node-lease-duration-seconds", func() { nc.cluster.leaseSeconds = kc.NodeLeaseDurationSeconds })
+		apply("kube-api-qps", func() { nc.cluster.qps = float32(*kc.KubeAPIQPS) })
+		apply("kube-api-burst", func() { nc.cluster.burst = kc.KubeAPIBurst })
 	}
 	if nc.imageEndpoint == "" {
 		nc.imageEndpoint = nc.runtimeEndpoint

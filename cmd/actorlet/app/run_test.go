@@ -32,10 +32,19 @@ healthzPort: 12345
 runtimeRequestTimeout: 30s
 cgroupDriver: systemd
 crashLoopBackOff: {maxContainerRestartPeriod: 1m}
+registerNode: false
+registerWithTaints:
+- {key: dedicated, value: infra, effect: NoSchedule}
+- {key: node-role.kubernetes.io/control-plane, effect: NoExecute}
+maxPods: 30
+nodeStatusUpdateFrequency: 3s
+nodeLeaseDurationSeconds: 12
+kubeAPIQPS: 5
+kubeAPIBurst: 9
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := resolveArgs(t, "--config", cfg, "--healthz-port", "20000", "--hostname-override", "Node-A")
+	nc, err := resolveArgs(t, "--config", cfg, "--healthz-port", "20000", "--hostname-override", "Node-A", "--max-pods", "25")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +59,15 @@ crashLoopBackOff: {maxContainerRestartPeriod: 1m}
 	}
 	if nc.backoffMax != time.Minute {
 		t.Errorf("crash-loop max %s, want 1m from crashLoopBackOff.maxContainerRestartPeriod", nc.backoffMax)
+	}
+	cl := nc.cluster
+	if cl.registerNode || cl.maxPods != 25 || cl.statusUpdate != 3*time.Second || cl.statusReport != 3*time.Second ||
+		cl.leaseSeconds != 12 || cl.qps != 5 || cl.burst != 9 {
+		t.Errorf("cluster fields from the config (maxPods from the flag): %+v", cl)
+	}
+	taints, err := parseTaints(cl.taints)
+	if err != nil || len(taints) != 2 || taints[0].Value != "infra" || taints[1].Effect != "NoExecute" {
+		t.Errorf("registerWithTaints: %v %v", taints, err)
 	}
 	if nc.nodeName != "node-a" {
 		t.Errorf("node name %q, want it lower-cased", nc.nodeName)
