@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -31,9 +32,10 @@ func (s *simRuntime) sandboxesOf(t *testing.T, uid string) int {
 // Ready pod to NotReady (a watch sees every status the API server stores);
 // pods deleted while it was down (gracefully, or forced) are taken down
 // and their objects removed after it starts; while the API server is
-// unreachable pods keep running and the journal keeps recording (restarts,
-// a new static pod), and when it returns statuses, the mirror pod and the
-// Lease catch up.
+// unreachable (a loopback proxy between actorlet and the API server refuses
+// every connection for 30 s) pods keep running and the journal keeps
+// recording (restarts, a new static pod), and when it returns statuses, the
+// mirror pod and the Lease catch up.
 func TestClusterFaults(t *testing.T) {
 	c := needCluster(t)
 	ctx := context.Background()
@@ -128,8 +130,9 @@ func TestClusterFaults(t *testing.T) {
 		t.Fatalf("steady was written not Ready across the restart: %v", notReady)
 	}
 	mu.Unlock()
-	if p := get("steady"); p.UID != steady.UID || s.sandboxesOf(t, string(steady.UID)) != 1 {
-		t.Fatalf("steady after the restart: %s, %d sandboxes", summary(p), s.sandboxesOf(t, string(steady.UID)))
+	if p := get("steady"); p.UID != steady.UID || s.sandboxesOf(t, string(steady.UID)) != 1 || p.Status.Phase != corev1.PodRunning ||
+		p.Status.ContainerStatuses[0].RestartCount != 0 || p.Status.ContainerStatuses[0].ContainerID != steady.Status.ContainerStatuses[0].ContainerID {
+		t.Fatalf("steady after the restart: %s, %d sandboxes (before: %s)", summary(p), s.sandboxesOf(t, string(steady.UID)), summary(steady))
 	}
 
 	// The API server becomes unreachable.
@@ -140,7 +143,12 @@ func TestClusterFaults(t *testing.T) {
 		}
 		return l.Spec.RenewTime.Time
 	}
+	outage := 30 * time.Second
+	if v, err := time.ParseDuration(os.Getenv("ACTORLET_E2E_OUTAGE")); err == nil {
+		outage = v
+	}
 	proxy.cut()
+	outageOver := time.After(outage)
 	cutAt := lease()
 	restartsAtCut := get("crashy").Status.ContainerStatuses[0].RestartCount
 	writeManifest(t, d.manifests, "late.yaml", podManifest("late", nil))
@@ -153,6 +161,9 @@ func TestClusterFaults(t *testing.T) {
 		}
 		return seen >= restartsAtCut+3 && late.Status.Phase == corev1.PodRunning, fmt.Sprintf("crashy restarts %d (at the cut %d), late %s", seen, restartsAtCut, late.Status.Phase)
 	})
+	// The outage lasts its full length (ACTORLET_E2E_OUTAGE, default 30s):
+	// the fault under test, not a wait for a condition.
+	<-outageOver
 	if l := lease(); l.After(cutAt) {
 		t.Fatalf("the lease was renewed through a cut proxy (%s after %s): the test does not cut", l, cutAt)
 	}

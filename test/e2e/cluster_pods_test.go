@@ -173,6 +173,36 @@ func TestClusterPods(t *testing.T) {
 		return p.Status.Phase == corev1.PodRunning, summary(p)
 	})
 
+	// A spec actorlet cannot run: Failed with a reason and an event; the
+	// node goes on.
+	odd := apiPod("odd", "node-1")
+	odd.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "example.com/app:1"}}
+	if odd, err = pods.Create(ctx, odd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "odd Failed with a reason", func() (bool, string) {
+		p := get("odd")
+		return p.Status.Phase == corev1.PodFailed && p.Status.Reason == "UnsupportedPodSpec" && p.Status.Message != "", summary(p)
+	})
+	waitFor(t, "odd's event", func() (bool, string) {
+		got := eventReasons(t, c.admin, odd)
+		return slices.Contains(got, "UnsupportedPodSpec"), fmt.Sprint(got)
+	})
+
+	// The node's identity cannot write another node's pods.
+	other := apiPod("elsewhere", "node-2")
+	if other, err = pods.Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	asNode := kubeClient(t, c.nodeKubeconfig("node-1")).CoreV1().Pods("default")
+	other.Status.Phase = corev1.PodFailed
+	if _, err := asNode.UpdateStatus(ctx, other, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("node-1 writing the status of node-2's pod: %v, want Forbidden", err)
+	}
+	if err := asNode.Delete(ctx, "elsewhere", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("node-1 deleting node-2's pod: %v, want Forbidden", err)
+	}
+
 	// The static pod's mirror pod, owned by the Node, with its status.
 	waitFor(t, "the static pod's mirror pod Running", func() (bool, string) {
 		p := get("static-node-1")
