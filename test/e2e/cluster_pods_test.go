@@ -90,10 +90,12 @@ func TestClusterPods(t *testing.T) {
 	ctx := context.Background()
 	t.Cleanup(func() {
 		deleteNodePods(t, c.admin, "node-1")
+		deleteNodePods(t, c.admin, "node-2")
 		_ = c.admin.CoreV1().Nodes().Delete(ctx, "node-1", metav1.DeleteOptions{})
 		_ = c.admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, "node-1", metav1.DeleteOptions{})
 	})
 	deleteNodePods(t, c.admin, "node-1")
+	deleteNodePods(t, c.admin, "node-2")
 	s := startSim(t, t.TempDir())
 	d := newNodeDirs(t)
 	writeManifest(t, d.manifests, "static.yaml", podManifest("static", nil))
