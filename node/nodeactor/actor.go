@@ -2,7 +2,7 @@ package nodeactor
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"time"
@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 )
@@ -190,28 +191,36 @@ func (a *nodeActor) register() (*corev1.Node, error) {
 	return created, nil
 }
 
-// sendStatus writes the status onto the Node (one retry on a conflict).
+// sendStatus patches the status subresource of the Node, as the kubelet
+// does: a strategic merge patch of the status only, so that conditions other
+// components own stay, and the spec (taints the node-lifecycle controller
+// adds, which NodeRestriction forbids a node to change) is never sent. The
+// patch carries the Node's UID: a Node deleted and created again by someone
+// else is not written to, the actor registers it as its own again.
 func (a *nodeActor) sendStatus(st corev1.NodeStatus) error {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.CallTimeout)
 	defer cancel()
-	nodes := a.cfg.Client.CoreV1().Nodes()
-	for try := 0; ; try++ {
-		node := a.node.DeepCopy()
-		node.Status = st
-		updated, err := nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
-		if err == nil {
-			a.node = updated
-			return nil
-		}
-		if !apierrors.IsConflict(err) || try > 0 {
-			return err
-		}
-		fresh, gerr := nodes.Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
-		if gerr != nil {
-			return errors.Join(err, gerr)
-		}
-		a.node = fresh
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": a.node.UID},
+		"status":   st,
+	})
+	if err != nil {
+		return fmt.Errorf("node %s: encode status patch: %w", a.cfg.NodeName, err)
 	}
+	updated, err := a.cfg.Client.CoreV1().Nodes().Patch(ctx, a.cfg.NodeName, types.StrategicMergePatchType, patch,
+		metav1.PatchOptions{}, "status")
+	if apierrors.IsConflict(err) {
+		// The UID precondition failed: check tells NotFound if ours is gone.
+		if cerr := a.check(); cerr != nil {
+			return cerr
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	a.node = updated
+	return nil
 }
 
 // after sends msg to the actor itself after d on clk.

@@ -108,3 +108,44 @@ func TestNodeRegistersReportsAndRenews(t *testing.T) {
 		t.Fatalf("the deletion was noticed after %v of node time, not within a status period", took)
 	}
 }
+
+// The status goes as a patch of the status alone: a taint the node-lifecycle
+// controller put on the Node (which NodeRestriction forbids a node to change)
+// and a condition another component owns survive the node's status updates.
+func TestStatusLeavesSpecAndOthersConditions(t *testing.T) {
+	client := fake.NewClientset()
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	var down atomic.Bool
+	runNode(t, client, clk, &down)
+	ctx := context.Background()
+	get := func() *corev1.Node {
+		n, err := client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+		if err != nil {
+			return &corev1.Node{}
+		}
+		return n
+	}
+	eventually(t, "node-1 registered and Ready", func() bool { return readyOf(get()) == corev1.ConditionTrue })
+	n := get()
+	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
+	n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: corev1.NodeNetworkUnavailable, Status: corev1.ConditionFalse, Reason: "RouteCreated"})
+	if _, err := client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	down.Store(true)
+	step := func(cond func() bool) func() bool {
+		return func() bool { clk.Step(time.Second); return cond() }
+	}
+	eventually(t, "NotReady once the runtime is down", step(func() bool { return readyOf(get()) == corev1.ConditionFalse }))
+	n = get()
+	if len(n.Spec.Taints) != 2 || n.Spec.Taints[1].Key != corev1.TaintNodeNotReady {
+		t.Fatalf("taints %v: the status update changed the spec", n.Spec.Taints)
+	}
+	found := false
+	for _, c := range n.Status.Conditions {
+		found = found || (c.Type == corev1.NodeNetworkUnavailable && c.Reason == "RouteCreated")
+	}
+	if !found {
+		t.Fatalf("conditions %v: NetworkUnavailable was dropped", n.Status.Conditions)
+	}
+}
