@@ -1,18 +1,31 @@
 #!/usr/bin/env bash
 # A real control plane for actorlet's cluster tests, on 127.0.0.1 only: etcd
-# v3.7.3 and kube-apiserver v1.37.2 built from the Go module proxy through
-# wrapper modules kept out of actorlet's go.mod, with the Node authorizer and
-# NodeRestriction applied to nodes as to the upstream kubelet.
+# v3.7.3, kube-apiserver, kube-scheduler and kube-controller-manager v1.37.2
+# built from the Go module proxy through wrapper modules kept out of actorlet's
+# go.mod, with the Node authorizer and NodeRestriction applied to nodes as to
+# the upstream kubelet. The scheduler binds pods to the nodes; the
+# controller-manager runs the workload controllers (Deployments, ReplicaSets,
+# ...), garbage collection, namespaces and node lifecycle (NotReady taints).
 #
-#   test/e2e/cluster.sh install   build etcd, kube-apiserver and kubectl once (cached; about 7 min cold)
-#   test/e2e/cluster.sh up        install if needed, certificates and tokens, start etcd and the apiserver,
-#                                 write $PREFIX/env (source it for the tests) and kubeconfigs
+#   test/e2e/cluster.sh install   build etcd, kube-apiserver, kube-scheduler, kube-controller-manager and
+#                                 kubectl once (cached; about 10 min cold); `install kubelet` also the
+#                                 upstream kubelet (make bench-cluster compares actorlet with it)
+#   test/e2e/cluster.sh up        install if needed, certificates and tokens, start etcd, the apiserver, the
+#                                 scheduler and the controller-manager, write $PREFIX/env (source it for
+#                                 the tests) and kubeconfigs
 #   test/e2e/cluster.sh down      stop them by PID and remove their data
 #   test/e2e/cluster.sh status
 #
 # ACTORLET_CLUSTER_PREFIX (default /tmp/actorlet-cluster), ACTORLET_TOOLS (default
-# /var/cache/actorlet-tools). Tokens: admin (system:masters) and one node identity per name in
-# ACTORLET_CLUSTER_NODES (default "node-1 node-2"), each system:node:<name> in system:nodes.
+# /var/cache/actorlet-tools). Ports on 127.0.0.1 (override to run two clusters at once):
+# ACTORLET_API_PORT (16443), ACTORLET_ETCD_PORT (23790), ACTORLET_ETCD_PEER_PORT (etcd port + 10),
+# ACTORLET_SCHEDULER_PORT (10259), ACTORLET_CONTROLLER_MANAGER_PORT (10257).
+# ACTORLET_CONTROLLERS: the controller-manager's --controllers (default: the deployment, replicaset,
+# statefulset, daemonset, job, cronjob, garbage-collector, namespace, node-lifecycle, taint-eviction
+# and pod-garbage-collector controllers).
+# Tokens: admin (system:masters), system:kube-scheduler, system:kube-controller-manager and one
+# node identity per name in ACTORLET_CLUSTER_NODES (default "node-1 node-2"), each
+# system:node:<name> in system:nodes.
 set -Eeuo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -24,27 +37,40 @@ STAGING_VERSION=v0.37.2
 ETCD_VERSION=v3.7.3
 BIN=$TOOLS/k8s-$K8S_VERSION
 ETCD_PORT=${ACTORLET_ETCD_PORT:-23790}
-ETCD_PEER_PORT=$((ETCD_PORT + 10))
+ETCD_PEER_PORT=${ACTORLET_ETCD_PEER_PORT:-$((ETCD_PORT + 10))}
 API_PORT=${ACTORLET_API_PORT:-16443}
+SCHEDULER_PORT=${ACTORLET_SCHEDULER_PORT:-10259}
+CONTROLLER_MANAGER_PORT=${ACTORLET_CONTROLLER_MANAGER_PORT:-10257}
+# Workloads, garbage collection, namespaces, node lifecycle (the NotReady and
+# unreachable taints) and eviction by those taints; no cloud, volume, service
+# or certificate controllers.
+CONTROLLERS=${ACTORLET_CONTROLLERS:-deployment-controller,replicaset-controller,statefulset-controller,daemonset-controller,job-controller,cronjob-controller,garbage-collector-controller,namespace-controller,node-lifecycle-controller,taint-eviction-controller,pod-garbage-collector-controller}
 NODES=${ACTORLET_CLUSTER_NODES:-node-1 node-2}
 PKI=$PREFIX/pki
 CMD=${1:-}
+unset BUILD DIE_LOGS # set per call below
 
 now() { date +%s%N; }
 since() { echo "$(( ($(now) - $1) / 1000000 )) ms"; }
 log() { echo "cluster.sh $(date +%T.%3N) $*" >&2; }
+# die MESSAGE: with the tails of the logs named in DIE_LOGS (default those of
+# the apiserver and etcd).
 die() {
   trap - ERR
   log "FAILED: $*"
-  for f in "$PREFIX/logs/apiserver.log" "$PREFIX/logs/etcd.log"; do
-    [ -s "$f" ] && { echo "--- last lines of $f:" >&2; tail -n 20 "$f" >&2; }
+  local f
+  for f in ${DIE_LOGS:-apiserver etcd}; do
+    f=$PREFIX/logs/$f.log
+    if [ -s "$f" ]; then echo "--- last lines of $f:" >&2; tail -n 20 "$f" >&2; fi
   done
   exit 1
 }
 trap 'die "line $LINENO: \`$BASH_COMMAND\` exited with $?"' ERR
 
-# wrapper builds a throwaway module requiring $1 with the given replaces and
-# builds the packages into $BIN.
+# wrapper DIR MODULE LDFLAGS PKG... writes a throwaway module in DIR requiring
+# MODULE with the given REPLACES and a tools.go importing every PKG (so that
+# `go mod tidy` keeps what all of them need), and builds the packages in BUILD
+# (default: every PKG) into $BIN.
 wrapper() {
   local dir=$1 mod=$2 ldflags=$3; shift 3
   mkdir -p "$dir"
@@ -56,7 +82,8 @@ wrapper() {
       for p in "$@"; do echo "	_ \"$p\""; done; echo ')'; } >tools.go
     go mod tidy >/dev/null 2>&1 || go mod tidy
     local tmp; tmp=$(mktemp -d "$TOOLS/.build-XXXXXX")
-    go build -trimpath -ldflags="$ldflags" -o "$tmp/" "$@" || { rm -rf "$tmp"; exit 1; }
+    # shellcheck disable=SC2086 # BUILD is a list of import paths
+    go build -trimpath -ldflags="$ldflags" -o "$tmp/" ${BUILD:-"$@"} || { rm -rf "$tmp"; exit 1; }
     mkdir -p "$BIN"; mv "$tmp"/* "$BIN"/; rm -rf "$tmp"
   )
 }
@@ -67,11 +94,22 @@ install() {
   if [ ! -x "$BIN/etcd" ]; then
     t=$(now)
     # `go install go.etcd.io/etcd/server/v3@...` is refused (its go.mod has replace directives).
-    REPLACES="" wrapper "$TOOLS/.src/etcd" "go.etcd.io/etcd/server/v3 $ETCD_VERSION" "-s -w" go.etcd.io/etcd/server/v3
+    REPLACES="" BUILD="" wrapper "$TOOLS/.src/etcd" "go.etcd.io/etcd/server/v3 $ETCD_VERSION" "-s -w" go.etcd.io/etcd/server/v3
     mv "$BIN/server" "$BIN/etcd" # the binary is named after .../server/v3
     log "built etcd $ETCD_VERSION ($(since "$t"))"
   fi
-  if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kubectl" ]; then
+  # The upstream kubelet (for make bench-cluster) is in the wrapper module
+  # always, so that adding it later needs no new `go mod tidy`, but built only
+  # when asked for: `install kubelet`.
+  local c cmds=() missing=() want=(kube-apiserver kube-scheduler kube-controller-manager kubectl)
+  if [ "${1:-}" = kubelet ]; then want+=(kubelet); fi
+  for c in kube-apiserver kube-scheduler kube-controller-manager kubectl kubelet; do
+    cmds+=("k8s.io/kubernetes/cmd/$c")
+  done
+  for c in "${want[@]}"; do
+    [ -x "$BIN/$c" ] || missing+=("k8s.io/kubernetes/cmd/$c")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
     t=$(now)
     # k8s.io/kubernetes requires its staging modules at v0.0.0 with replaces to
     # ./staging, which the module zip lacks: point each at its release.
@@ -83,9 +121,8 @@ install() {
       ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=37 -X $p.gitTreeState=clean"
     done
     REPLACES="$replaces
-" wrapper "$TOOLS/.src/k8s" "k8s.io/kubernetes $K8S_VERSION" "$ld" \
-      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
-    log "built kube-apiserver and kubectl $K8S_VERSION ($(since "$t"))"
+" BUILD="${missing[*]}" wrapper "$TOOLS/.src/k8s" "k8s.io/kubernetes $K8S_VERSION" "$ld" "${cmds[@]}"
+    log "built ${missing[*]##*/} $K8S_VERSION ($(since "$t"))"
   fi
 }
 
@@ -106,9 +143,18 @@ certs() {
     for n in $NODES; do
       echo "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'),system:node:$n,node-$n-uid,system:nodes" >>tokens.csv
     done
+    # The bootstrap RBAC binds these user names to the components' roles.
+    for n in kube-scheduler kube-controller-manager; do
+      echo "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'),system:$n,$n-uid" >>tokens.csv
+    done
     chmod 0600 ./*.key tokens.csv
   )
+  kubeconfig "$PREFIX/scheduler.kubeconfig" "$(token system:kube-scheduler)"
+  kubeconfig "$PREFIX/controller-manager.kubeconfig" "$(token system:kube-controller-manager)"
 }
+
+# token USER prints USER's token from tokens.csv.
+token() { awk -F, -v u="$1" '$2 == u { print $1 }' "$PKI/tokens.csv"; }
 
 # kubeconfig FILE TOKEN
 kubeconfig() {
@@ -142,6 +188,18 @@ wait_for() {
   done
 }
 
+# healthy NAME PORT waits for the /healthz of the component started as NAME
+# (pid file, log) to answer on https://127.0.0.1:PORT; dies with its log if it
+# exits or does not get there in 60 s.
+healthy() {
+  local deadline=$(( $(date +%s) + 60 ))
+  until curl -fsk "https://127.0.0.1:$2/healthz" >/dev/null 2>&1; do
+    alive "$1" || DIE_LOGS=$1 die "$1 exited (port $2)"
+    [ "$(date +%s)" -lt "$deadline" ] || DIE_LOGS=$1 die "$1 not healthy on https://127.0.0.1:$2/healthz in 60 s"
+    sleep 0.1
+  done
+}
+
 up() {
   local t; t=$(now)
   alive apiserver && die "a control plane runs already under $PREFIX: run down first"
@@ -170,23 +228,56 @@ up() {
     --disable-admission-plugins=ServiceAccount --allow-privileged=true \
     --cert-dir="$PREFIX/apiserver-certs" >"$PREFIX/logs/apiserver.log" 2>&1 &
   echo $! >"$PREFIX/apiserver.pid"
-  local admin; admin=$(awk -F, '$2 == "admin" { print $1 }' "$PKI/tokens.csv")
+  local admin; admin=$(token admin)
   wait_for kube-apiserver 120 curl -fsk -H "Authorization: Bearer $admin" "https://127.0.0.1:$API_PORT/readyz"
   kubeconfig "$PREFIX/admin.kubeconfig" "$admin"
   local n tok
   for n in $NODES; do
-    tok=$(awk -F, -v u="system:node:$n" '$2 == u { print $1 }' "$PKI/tokens.csv")
+    tok=$(token "system:node:$n")
     kubeconfig "$PREFIX/$n.kubeconfig" "$tok"
   done
   wait_for "namespace kube-node-lease" 60 "$BIN/kubectl" --kubeconfig "$PREFIX/admin.kubeconfig" get namespace kube-node-lease
+  # Both serve /healthz (self-signed, in memory) on 127.0.0.1 only and check
+  # other requests against the apiserver (TokenReview, SubjectAccessReview).
+  # --authentication-skip-lookup: the apiserver has no --requestheader-client-ca-file,
+  # and reading kube-system/extension-apiserver-authentication would log
+  # "missing content for CA bundle" errors for ever; client certificates are
+  # checked against ca.crt instead.
+  local k=$PREFIX/scheduler.kubeconfig
+  local auth=(--authentication-skip-lookup=true --client-ca-file="$PKI/ca.crt")
+  "$BIN/kube-scheduler" --kubeconfig="$k" --authentication-kubeconfig="$k" --authorization-kubeconfig="$k" "${auth[@]}" \
+    --bind-address=127.0.0.1 --secure-port="$SCHEDULER_PORT" --leader-elect=false \
+    >"$PREFIX/logs/scheduler.log" 2>&1 &
+  echo $! >"$PREFIX/scheduler.pid"
+  # --use-service-account-credentials: each controller acts as its own service
+  # account in kube-system (tokens from the TokenRequest API, signed with
+  # sa.key), bound by the bootstrap RBAC to its system:controller:<name> role;
+  # system:kube-controller-manager itself may only read (list/watch) and
+  # manage service accounts, so with =false the deployment controller could not
+  # create a ReplicaSet. The ServiceAccount admission plugin stays off: pods get
+  # no token volume.
+  k=$PREFIX/controller-manager.kubeconfig
+  "$BIN/kube-controller-manager" --kubeconfig="$k" --authentication-kubeconfig="$k" --authorization-kubeconfig="$k" "${auth[@]}" \
+    --bind-address=127.0.0.1 --secure-port="$CONTROLLER_MANAGER_PORT" --leader-elect=false \
+    --controllers="$CONTROLLERS" --use-service-account-credentials=true \
+    --service-account-private-key-file="$PKI/sa.key" --root-ca-file="$PKI/ca.crt" \
+    >"$PREFIX/logs/controller-manager.log" 2>&1 &
+  echo $! >"$PREFIX/controller-manager.pid"
+  healthy scheduler "$SCHEDULER_PORT"
+  healthy controller-manager "$CONTROLLER_MANAGER_PORT"
   cat >"$PREFIX/env" <<EOF
 export ACTORLET_CLUSTER_ENV=$ROOT/test/e2e/cluster.sh
 export ACTORLET_CLUSTER_PREFIX=$PREFIX
 export ACTORLET_ADMIN_KUBECONFIG=$PREFIX/admin.kubeconfig
 export ACTORLET_NODE_KUBECONFIGS=$PREFIX
 export ACTORLET_KUBECTL=$BIN/kubectl
+# The directory of the Kubernetes binaries (the kubelet too after "install kubelet").
+export ACTORLET_K8S_BIN=$BIN
+# kube-scheduler and kube-controller-manager run: workloads get scheduled.
+export ACTORLET_CLUSTER_CONTROLLERS=1
 EOF
-  log "up ($(since "$t")): kube-apiserver $K8S_VERSION on https://127.0.0.1:$API_PORT; set -a; . $PREFIX/env; set +a"
+  log "up ($(since "$t")): kube-apiserver $K8S_VERSION on https://127.0.0.1:$API_PORT," \
+    "kube-scheduler on :$SCHEDULER_PORT, kube-controller-manager on :$CONTROLLER_MANAGER_PORT; set -a; . $PREFIX/env; set +a"
 }
 
 stop_() {
@@ -202,6 +293,8 @@ stop_() {
 }
 
 down() {
+  stop_ controller-manager
+  stop_ scheduler
   stop_ apiserver
   stop_ etcd
   rm -rf "$PREFIX/etcd" "$PREFIX/env"
@@ -209,13 +302,19 @@ down() {
 }
 
 status() {
-  if alive apiserver && alive etcd; then echo "up: https://127.0.0.1:$API_PORT"; else echo down; return 1; fi
+  local c up=() dead=()
+  for c in etcd apiserver scheduler controller-manager; do
+    if alive "$c"; then up+=("$c"); else dead+=("$c"); fi
+  done
+  if [ ${#dead[@]} -eq 0 ]; then echo "up: https://127.0.0.1:$API_PORT"; return; fi
+  if [ ${#up[@]} -eq 0 ]; then echo down; else echo "partly up: ${up[*]} running, ${dead[*]} not"; fi
+  return 1
 }
 
 case $CMD in
-install) install ;;
+install) install "${2:-}" ;;
 up) up ;;
 down) down ;;
-status) status ;;
-*) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+status) status || exit 1 ;; # not up is an answer, not a failure for the ERR trap
+*) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2; exit 2 ;;
 esac
