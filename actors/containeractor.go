@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -113,13 +114,19 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 			return fail(res, "CreateContainerError", err)
 		}
 		if id == "" {
+			// Resolved for each creation, so a changed ConfigMap or Secret
+			// is seen by the next attempt; held in memory only.
+			env, err := a.containerEnv(ctx, m.pod, spec, e.SandboxID)
+			if err != nil {
+				return fail(res, "CreateContainerConfigError", err)
+			}
 			if dir := PodLogDir(a.deps.PodConfig.PodLogsDir, m.pod); dir != "" {
 				if err := mkdirLogs(filepath.Join(dir, e.Name)); err != nil {
 					return fail(res, "CreateContainerError", err)
 				}
 			}
 			sbCfg := SandboxConfig(m.pod, 0, a.deps.PodConfig)
-			cfg := ContainerConfig(m.pod, spec, e.Attempt)
+			cfg := ContainerConfigWithEnv(m.pod, spec, e.Attempt, env)
 			if id, err = rt.CreateContainer(ctx, e.SandboxID, cfg, sbCfg); err != nil {
 				return fail(res, "CreateContainerError", err)
 			}
@@ -167,6 +174,47 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		return fail(res, "Unknown", fmt.Errorf("unknown effect %T", e))
 	}
 	return res, nil
+}
+
+// containerEnv resolves a container's environment (see ContainerEnv). The
+// pod's IPs are the sandbox's, asked of the runtime only when a fieldRef
+// wants them; a host-network pod's are the node's, as the kubelet gives.
+// A failure is logged with the pod and container; the error's message is
+// the kubelet's (it becomes the container's waiting message).
+func (a *containerActor) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sandboxID string) (Env, error) {
+	var hostIPs []string
+	if a.deps.HostIP != "" {
+		hostIPs = []string{a.deps.HostIP}
+	}
+	podIPs := func(ctx context.Context) ([]string, error) {
+		if pod.Spec.HostNetwork {
+			return hostIPs, nil
+		}
+		st, err := a.deps.Runtime.PodSandboxStatus(ctx, sandboxID)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox %s status: %w", sandboxID, err)
+		}
+		var ips []string
+		if ip := st.GetNetwork().GetIp(); ip != "" {
+			ips = append(ips, ip)
+		}
+		for _, ip := range st.GetNetwork().GetAdditionalIps() {
+			if ip.GetIp() != "" {
+				ips = append(ips, ip.GetIp())
+			}
+		}
+		return ips, nil
+	}
+	env, err := ContainerEnv(ctx, pod, c, EnvInputs{Source: a.deps.EnvSource, PodIPs: podIPs, HostIPs: hostIPs, Allocatable: a.deps.Allocatable})
+	log := a.deps.Logger.With(zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("uid", a.uid), zap.String("container", c.Name))
+	if err != nil {
+		log.Warn("container environment", zap.Error(err))
+		return Env{}, err
+	}
+	if len(env.Skipped) > 0 {
+		log.Warn("envFrom keys skipped: not environment variable names", zap.Strings("keys", env.Skipped))
+	}
+	return env, nil
 }
 
 // mkdirLogs creates a log directory (world-readable, as the kubelet's, for

@@ -77,6 +77,16 @@ type Deps struct {
 	// Admission, when set, judges pods new to the node (resources, pod
 	// count); nil admits every pod.
 	Admission Admitter
+	// EnvSource, when set, reads the ConfigMaps and Secrets that container
+	// environments refer to (valueFrom, envFrom). Nil is a node without an
+	// API server: such a reference then fails the container's creation
+	// with CreateContainerConfigError, unless it is optional.
+	EnvSource EnvSource
+	// Allocatable is the node's allocatable resources: a resourceFieldRef
+	// to a cpu, memory or ephemeral-storage limit that a container does
+	// not set reads it (nil: such a limit reads 0).
+	Allocatable corev1.ResourceList
+
 	Clock     clock.WithTickerAndDelayedExecution
 	Logger    *zap.Logger
 	Lifecycle lifecycle.Config

@@ -146,9 +146,20 @@ func protocol(p corev1.Protocol) runtimeapi.Protocol {
 	}
 }
 
-// ContainerConfig builds the CRI config of a container's attempt. Only literal
-// env values are passed; valueFrom sources are not resolved by this version.
+// ContainerConfig builds the CRI config of a container's attempt with the
+// container's literal env values alone (see LiteralEnv): for callers with
+// nothing to resolve valueFrom and envFrom with. The ContainerActor uses
+// ContainerConfigWithEnv.
 func ContainerConfig(pod *corev1.Pod, c *corev1.Container, attempt uint32) *runtimeapi.ContainerConfig {
+	return ContainerConfigWithEnv(pod, c, attempt, LiteralEnv(c))
+}
+
+// ContainerConfigWithEnv builds the CRI config of a container's attempt
+// with its resolved environment (see ContainerEnv); the $(VAR) references
+// of command and args are expanded against that environment, as the
+// kubelet does. The config holds the environment's values, secrets
+// included: it goes to the runtime and nowhere else.
+func ContainerConfigWithEnv(pod *corev1.Pod, c *corev1.Container, attempt uint32, env Env) *runtimeapi.ContainerConfig {
 	labels := map[string]string{
 		cri.LabelPodUID:        string(pod.UID),
 		cri.LabelPodName:       pod.Name,
@@ -156,11 +167,12 @@ func ContainerConfig(pod *corev1.Pod, c *corev1.Container, attempt uint32) *runt
 		cri.LabelContainerName: c.Name,
 		cri.LabelManaged:       cri.ManagedValue,
 	}
+	lookup := lookupIn(env.Map())
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata:   &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
 		Image:      &runtimeapi.ImageSpec{Image: c.Image, UserSpecifiedImage: c.Image},
-		Command:    c.Command,
-		Args:       c.Args,
+		Command:    expandAll(c.Command, lookup),
+		Args:       expandAll(c.Args, lookup),
 		WorkingDir: c.WorkingDir,
 		Labels:     labels,
 		Annotations: map[string]string{
@@ -174,10 +186,9 @@ func ContainerConfig(pod *corev1.Pod, c *corev1.Container, attempt uint32) *runt
 			SecurityContext: securityContext(pod, c),
 		},
 	}
-	for _, e := range c.Env {
-		if e.ValueFrom == nil {
-			cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
-		}
+	cfg.Envs = make([]*runtimeapi.KeyValue, 0, len(env.Vars))
+	for _, e := range env.Vars {
+		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
 	}
 	return cfg
 }
