@@ -12,7 +12,7 @@ export ACTORLET_CLUSTER_PREFIX := $(CLUSTER_PREFIX)
 CLUSTER_SH := test/e2e/cluster.sh
 BUF       := cd proto && $(GO) tool -modfile=tools/go.mod buf
 
-.PHONY: all build run test test-unit test-e2e test-containerd-relist e2e-up e2e-down cluster-up cluster-down bench bench-containerd proto proto-check vet clean
+.PHONY: all build run test test-unit test-e2e test-containerd-relist e2e-up e2e-down cluster-up cluster-down bench bench-containerd bench-cluster proto proto-check vet clean
 
 all: build
 
@@ -89,6 +89,16 @@ bench-containerd:
 	$(ENV_SH) up
 	set -a; . $(E2E_PREFIX)/env; set +a; \
 	$(GO) test -run '^$$' -bench . -benchtime=1x -timeout 30m ./test/benchcontainerd/
+
+# 100 pods Running and deleted through a real API server: actorlet next to the
+# upstream kubelet v1.37.2 (built once into the cluster's tools, run rootless),
+# each on its own simulated runtime over a socket. Starts the control plane of
+# `make cluster-up` if it is not up, and leaves it up.
+bench-cluster:
+	$(CLUSTER_SH) install kubelet
+	$(CLUSTER_SH) status >/dev/null || $(CLUSTER_SH) up
+	set -a; . $(CLUSTER_PREFIX)/env; set +a; \
+	$(GO) test -run '^$$' -bench . -benchtime=1x -timeout 30m ./test/benchcluster/
 
 # Regenerate the protobuf code (buf and protoc-gen-go, pinned, run through the go command).
 proto:
