@@ -209,13 +209,25 @@ func (a *containerActor) containerEnv(ctx context.Context, pod *corev1.Pod, c *c
 	log := a.deps.Logger.With(zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("uid", a.uid), zap.String("container", c.Name))
 	if err != nil {
 		log.Warn("container environment", zap.Error(err))
-		return Env{}, err
+		return Env{}, &configError{err: err}
 	}
 	if len(env.Skipped) > 0 {
 		log.Warn("envFrom keys skipped: not environment variable names", zap.Strings("keys", env.Skipped))
 	}
 	return env, nil
 }
+
+// configError is a container config that cannot be built (a missing
+// ConfigMap, Secret or key; an unreadable one; a bad fieldRef). It is a
+// definitive failure (cri.KindOf finds FailedPrecondition), so the core
+// hears of it, shows CreateContainerConfigError and retries with a new
+// attempt after its back-off, as the kubelet retries at each sync; unless
+// its cause carries a runtime error's own kind (the sandbox's status could
+// not be read), which keeps that kind. Its message is its cause's.
+type configError struct{ err error }
+
+func (e *configError) Error() string   { return e.err.Error() }
+func (e *configError) Unwrap() []error { return []error{e.err, cri.ErrFailedPrecondition} }
 
 // mkdirLogs creates a log directory (world-readable, as the kubelet's, for
 // log shippers); "" is no directory.
