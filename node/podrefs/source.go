@@ -2,7 +2,6 @@ package podrefs
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,23 +23,17 @@ func New(client kubernetes.Interface) *Source {
 	return &Source{client: client}
 }
 
-// ConfigMap gets a ConfigMap. An object that does not exist is an error for
-// which apierrors.IsNotFound is true, as the EnvSource contract asks; every
-// error is wrapped and names the object.
+// ConfigMap gets a ConfigMap. Errors are client-go's, unwrapped: they name
+// the object already (`configmaps "cfg" is forbidden: ...`), an object that
+// does not exist is one for which apierrors.IsNotFound is true, as the
+// EnvSource contract asks, and actors.ContainerEnv wraps them with the
+// namespace and name.
 func (s *Source) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
-	cm, err := s.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("get configmap %s/%s: %w", namespace, name, err)
-	}
-	return cm, nil
+	return s.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
-// Secret gets a Secret, with ConfigMap's error contract. The error never
-// holds the Secret's data.
+// Secret gets a Secret, with ConfigMap's error contract. Errors never hold
+// the Secret's data.
 func (s *Source) Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-	sec, err := s.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("get secret %s/%s: %w", namespace, name, err)
-	}
-	return sec, nil
+	return s.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 }

@@ -3,7 +3,6 @@ package podrefs
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,15 +68,24 @@ func TestSource(t *testing.T) {
 }
 
 // TestSourceErrors: a failure other than NotFound (the Node authorizer's
-// Forbidden) keeps its kind and names the object.
+// Forbidden) keeps its kind, and the container's environment error names
+// the object once.
 func TestSourceErrors(t *testing.T) {
 	client := fake.NewClientset()
 	client.PrependReactor("get", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(corev1.Resource("secrets"), "sec", errors.New("no relationship found between node 'n1' and this object"))
 	})
 	_, err := New(client).Secret(context.Background(), "ns", "sec")
-	if !apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || !strings.Contains(err.Error(), "ns/sec") {
-		t.Fatalf("error %v, want Forbidden naming ns/sec", err)
+	if !apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
+		t.Fatalf("error %v, want Forbidden", err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	c := &corev1.Container{Name: "app", Env: []corev1.EnvVar{{Name: "P", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "sec"}, Key: "password"}}}}}
+	_, err = actors.ContainerEnv(context.Background(), pod, c, actors.EnvInputs{Source: New(client)})
+	want := `couldn't get secret ns/sec: secrets "sec" is forbidden: no relationship found between node 'n1' and this object`
+	if err == nil || err.Error() != want || !apierrors.IsForbidden(err) {
+		t.Fatalf("error %v, want %q", err, want)
 	}
 }
 
