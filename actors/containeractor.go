@@ -107,7 +107,7 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 	case lifecycle.CreateContainer:
 		spec := specContainer(m.pod, e.Name)
 		if spec == nil {
-			return fail(res, "CreateContainerConfigError", fmt.Errorf("pod %s has no container %q", a.uid, e.Name))
+			return fail(res, lifecycle.ReasonCreateContainerConfigError, fmt.Errorf("pod %s has no container %q", a.uid, e.Name))
 		}
 		id, err := a.findContainer(ctx, m.fresh, e.SandboxID, e.Name, e.Attempt)
 		if err != nil {
@@ -118,7 +118,7 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 			// is seen by the next attempt; held in memory only.
 			env, err := a.containerEnv(ctx, m.pod, spec, e.SandboxID)
 			if err != nil {
-				return fail(res, "CreateContainerConfigError", err)
+				return fail(res, lifecycle.ReasonCreateContainerConfigError, err)
 			}
 			if dir := PodLogDir(a.deps.PodConfig.PodLogsDir, m.pod); dir != "" {
 				if err := mkdirLogs(filepath.Join(dir, e.Name)); err != nil {

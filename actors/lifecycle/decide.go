@@ -39,6 +39,11 @@ const maxPlanRounds = 16
 
 // Decide computes what input means for the pod in s at time now. It is pure
 // and deterministic.
+// ReasonCreateContainerConfigError is the reason of a container creation
+// that failed on the container's configuration (a ConfigMap, Secret or key
+// its environment refers to is missing), as the kubelet names it.
+const ReasonCreateContainerConfigError = "CreateContainerConfigError"
+
 func (c Config) Decide(s *State, in Input, now time.Time) Decision {
 	d := &decider{cfg: c, s: s.Clone(), now: now}
 	d.react(in)
@@ -374,9 +379,17 @@ func (d *decider) result(res *pb.EffectResult) {
 			return
 		}
 		if res.Failed {
+			reason := orDefault(res.Reason, "CreateContainerError")
 			d.emit(&pb.Event{Kind: &pb.Event_ContainerFailed{ContainerFailed: &pb.ContainerFailed{
-				Name: name, Attempt: attempt, Reason: orDefault(res.Reason, "CreateContainerError"), Message: res.Message}}})
-			d.backoff(r, d.now, time.Duration(r.NextBackoffNanos), "", "")
+				Name: name, Attempt: attempt, Reason: reason, Message: res.Message}}})
+			prev := time.Duration(r.NextBackoffNanos)
+			if reason == ReasonCreateContainerConfigError {
+				// A ConfigMap or Secret that is missing now may be created
+				// any time: retried every BackoffInitial, as the kubelet
+				// retries it at each pod sync, not backed off to BackoffMax.
+				prev = min(prev, d.cfg.BackoffInitial)
+			}
+			d.backoff(r, d.now, prev, "", "")
 			return
 		}
 		d.emit(&pb.Event{Kind: &pb.Event_ContainerCreated{ContainerCreated: &pb.ContainerCreated{
