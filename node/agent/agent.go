@@ -66,6 +66,12 @@ type Config struct {
 	Events actors.EventSink
 	// Admission, when set, decides whether a new pod fits the node.
 	Admission actors.Admitter
+	// EnvSource, when set, reads the ConfigMaps and Secrets container
+	// environments refer to (nil: such references fail unless optional).
+	EnvSource actors.EnvSource
+	// Allocatable is the node's allocatable resources, what a
+	// resourceFieldRef to a missing limit reads.
+	Allocatable corev1.ResourceList
 	// NodeActor, when set, registers the node with the API server, reports
 	// its status and renews its Lease (see package nodeactor).
 	NodeActor *nodeactor.Config
@@ -160,7 +166,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	deps := actors.Deps{
 		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
-		Events: cfg.Events, Admission: cfg.Admission,
+		Events: cfg.Events, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
 		PodConfig: actors.PodConfigOptions{PodLogsDir: cfg.PodLogsDir},

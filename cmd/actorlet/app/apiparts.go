@@ -17,6 +17,7 @@ import (
 	"github.com/actorlet/actorlet/node/agent"
 	"github.com/actorlet/actorlet/node/apisource"
 	"github.com/actorlet/actorlet/node/podevents"
+	"github.com/actorlet/actorlet/node/podrefs"
 	"github.com/actorlet/actorlet/node/statuswriter"
 )
 
@@ -27,6 +28,7 @@ type apiParts struct {
 	writer    *statuswriter.Writer
 	events    actors.EventSink
 	admission actors.Admitter
+	envSource actors.EnvSource
 	stop      func()
 }
 
@@ -57,6 +59,7 @@ func newAPIParts(kube kubernetes.Interface, nodeName string, allocatable corev1.
 		source: agent.PodSource{Name: apisource.SourceName, Run: src.Run},
 		writer: w, events: podevents.New(rec),
 		admission: admit.Resources{Allocatable: allocatable},
+		envSource: podrefs.New(kube),
 		stop: func() {
 			cancel()
 			wg.Wait()

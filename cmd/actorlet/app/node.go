@@ -88,12 +88,12 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		NodeName: nc.nodeName, RootDir: nc.rootDir, Runtime: client, RuntimeName: ver.RuntimeName,
 		ManifestDir: nc.podManifestPath, FileCheckFrequency: nc.fileCheckFrequency, PodLogsDir: nc.podLogsDir,
 		Lifecycle: lc, RelistPeriod: nc.relistPeriod, Logger: log, Registerer: reg, HostIP: nc.nodeIP,
-		ActorOptions: []actor.ConfigOption{actorLogging(log)}, NodeActor: nodeCfg,
+		ActorOptions: []actor.ConfigOption{actorLogging(log)}, NodeActor: nodeCfg, Allocatable: mach.Allocatable,
 	}
 	if api != nil {
 		acfg.Sources = []agent.PodSource{api.source}
 		acfg.StatusSinks = []actors.StatusSink{api.writer}
-		acfg.Events, acfg.Admission = api.events, api.admission
+		acfg.Events, acfg.Admission, acfg.EnvSource = api.events, api.admission, api.envSource
 	}
 	a, err := agent.Start(ctx, acfg)
 	if err != nil {
