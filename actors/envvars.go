@@ -249,52 +249,49 @@ func (r *envResolver) valueFrom(ctx context.Context, src *corev1.EnvVarSource) (
 // configMap reads a ConfigMap of the pod's namespace once per container;
 // nil, nil is an optional one that does not exist.
 func (r *envResolver) configMap(ctx context.Context, name string, optional bool) (*corev1.ConfigMap, error) {
-	if cm, ok := r.cms[name]; ok {
-		return cm, nil
+	var get func(context.Context, string, string) (*corev1.ConfigMap, error)
+	if r.in.Source != nil {
+		get = r.in.Source.ConfigMap
 	}
-	if r.in.Source == nil {
-		if optional {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("couldn't get configMap %s/%s: %w", r.pod.Namespace, name, errNoSource)
-	}
-	cm, err := r.in.Source.ConfigMap(ctx, r.pod.Namespace, name)
-	switch {
-	case apierrors.IsNotFound(err):
-		if !optional {
-			return nil, &MissingRefError{Kind: "configmap", Namespace: r.pod.Namespace, Name: name, Err: err}
-		}
-		cm = nil
-	case err != nil:
-		return nil, fmt.Errorf("couldn't get configMap %s/%s: %w", r.pod.Namespace, name, err)
-	}
-	r.cms[name] = cm
-	return cm, nil
+	return fetchOnce(ctx, r, r.cms, "configmap", "configMap", name, optional, get)
 }
 
 // secret is configMap for Secrets.
 func (r *envResolver) secret(ctx context.Context, name string, optional bool) (*corev1.Secret, error) {
-	if s, ok := r.secrets[name]; ok {
-		return s, nil
+	var get func(context.Context, string, string) (*corev1.Secret, error)
+	if r.in.Source != nil {
+		get = r.in.Source.Secret
 	}
-	if r.in.Source == nil {
+	return fetchOnce(ctx, r, r.secrets, "secret", "secret", name, optional, get)
+}
+
+// fetchOnce reads the object name of the pod's namespace with get (nil: no
+// API server) unless cache has it, and caches what it read; nil, nil is an
+// optional object that does not exist. kind names it in a MissingRefError,
+// label in other errors (the kubelet's words).
+func fetchOnce[T any](ctx context.Context, r *envResolver, cache map[string]*T, kind, label, name string, optional bool,
+	get func(context.Context, string, string) (*T, error)) (*T, error) {
+	if obj, ok := cache[name]; ok {
+		return obj, nil
+	}
+	if get == nil {
 		if optional {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("couldn't get secret %s/%s: %w", r.pod.Namespace, name, errNoSource)
+		return nil, fmt.Errorf("couldn't get %s %s/%s: %w", label, r.pod.Namespace, name, errNoSource)
 	}
-	s, err := r.in.Source.Secret(ctx, r.pod.Namespace, name)
+	obj, err := get(ctx, r.pod.Namespace, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		if !optional {
-			return nil, &MissingRefError{Kind: "secret", Namespace: r.pod.Namespace, Name: name, Err: err}
+			return nil, &MissingRefError{Kind: kind, Namespace: r.pod.Namespace, Name: name, Err: err}
 		}
-		s = nil
+		obj = nil
 	case err != nil:
-		return nil, fmt.Errorf("couldn't get secret %s/%s: %w", r.pod.Namespace, name, err)
+		return nil, fmt.Errorf("couldn't get %s %s/%s: %w", label, r.pod.Namespace, name, err)
 	}
-	r.secrets[name] = s
-	return s, nil
+	cache[name] = obj
+	return obj, nil
 }
 
 // field resolves a fieldRef (the paths the API server accepts for env,
