@@ -49,6 +49,17 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// nodeGetter reads node-1 (an empty Node while there is none).
+func nodeGetter(client kubernetes.Interface) func() *corev1.Node {
+	return func() *corev1.Node {
+		n, err := client.CoreV1().Nodes().Get(context.Background(), "node-1", metav1.GetOptions{})
+		if err != nil {
+			return &corev1.Node{}
+		}
+		return n
+	}
+}
+
 func readyOf(n *corev1.Node) corev1.ConditionStatus {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
@@ -64,13 +75,7 @@ func TestNodeRegistersReportsAndRenews(t *testing.T) {
 	var down atomic.Bool
 	runNode(t, client, clk, &down)
 	ctx := context.Background()
-	get := func() *corev1.Node {
-		n, err := client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
-		if err != nil {
-			return &corev1.Node{}
-		}
-		return n
-	}
+	get := nodeGetter(client)
 	eventually(t, "node-1 registered and Ready", func() bool { return readyOf(get()) == corev1.ConditionTrue })
 	n := get()
 	if n.Labels["tier"] != "test" || n.Labels[corev1.LabelHostname] != "node-1" || len(n.Spec.Taints) != 1 {
@@ -118,13 +123,7 @@ func TestStatusLeavesSpecAndOthersConditions(t *testing.T) {
 	var down atomic.Bool
 	runNode(t, client, clk, &down)
 	ctx := context.Background()
-	get := func() *corev1.Node {
-		n, err := client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
-		if err != nil {
-			return &corev1.Node{}
-		}
-		return n
-	}
+	get := nodeGetter(client)
 	eventually(t, "node-1 registered and Ready", func() bool { return readyOf(get()) == corev1.ConditionTrue })
 	n := get()
 	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
