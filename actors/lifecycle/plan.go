@@ -201,7 +201,8 @@ func (d *decider) planTermination(fx *effects) {
 		return
 	}
 	grace := time.Duration(p.TerminationDeadlineUnixNano - d.now.UnixNano())
-	if d.stopLive(fx, max(grace, 0)) {
+	live := d.stopLive(fx, max(grace, 0))
+	if d.finishCreates(fx) || live {
 		return
 	}
 	pending := false
@@ -217,6 +218,28 @@ func (d *decider) planTermination(fx *effects) {
 	d.emit(&pb.Event{Kind: &pb.Event_PodTerminated{PodTerminated: &pb.PodTerminated{
 		Phase: string(terminalPhase(d.s))}}})
 	d.emit(&pb.Event{Kind: &pb.Event_PodRemoved{PodRemoved: &pb.PodRemoved{}}})
+}
+
+// finishCreates adds a CreateContainer for every container whose creation
+// in the current, ready sandbox was requested and has no result yet, and
+// reports whether there was any. That create may be in flight on the
+// container's worker while the sandbox is stopped on another: the sandbox
+// waits for its result (a container then created is stopped like the
+// others), as it waits for a requested sandbox above. A create that never
+// left (the process died) is carried out first, which is harmless.
+func (d *decider) finishCreates(fx *effects) bool {
+	cur := d.s.P.Sandbox
+	if cur == nil || cur.Phase != pb.SandboxPhase_SANDBOX_READY {
+		return false
+	}
+	requested := false
+	for _, name := range d.recordNames() {
+		if r := d.s.P.Containers[name]; r.Phase == pb.ContainerPhase_CONTAINER_REQUESTED {
+			fx.add(CreateContainer{Name: r.Name, Attempt: r.Attempt, SandboxID: cur.Id})
+			requested = true
+		}
+	}
+	return requested
 }
 
 func (d *decider) observedObjects() int {
