@@ -14,6 +14,8 @@
 #                                 scheduler and the controller-manager, write $PREFIX/env (source it for
 #                                 the tests) and kubeconfigs
 #   test/e2e/cluster.sh down      stop them by PID and remove their data
+#   test/e2e/cluster.sh stop-apiserver, start-apiserver
+#                                 stop the apiserver alone and start it again (the fault tests)
 #   test/e2e/cluster.sh status
 #
 # ACTORLET_CLUSTER_PREFIX (default /tmp/actorlet-cluster), ACTORLET_TOOLS (default
@@ -200,6 +202,26 @@ healthy() {
   done
 }
 
+# start_apiserver starts kube-apiserver on the running etcd and waits until
+# it is ready.
+start_apiserver() {
+  # --endpoint-reconciler-type=none: the apiserver refuses a loopback advertise
+  # address with the default reconciler.
+  "$BIN/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" \
+    --endpoint-reconciler-type=none \
+    --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" --client-ca-file="$PKI/ca.crt" \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
+    --service-cluster-ip-range=10.0.0.0/24 --token-auth-file="$PKI/tokens.csv" \
+    --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+    --disable-admission-plugins=ServiceAccount --allow-privileged=true \
+    --cert-dir="$PREFIX/apiserver-certs" >>"$PREFIX/logs/apiserver.log" 2>&1 &
+  echo $! >"$PREFIX/apiserver.pid"
+  wait_for kube-apiserver 120 curl -fsk -H "Authorization: Bearer $(token admin)" "https://127.0.0.1:$API_PORT/readyz"
+}
+
 up() {
   local t; t=$(now)
   alive apiserver && die "a control plane runs already under $PREFIX: run down first"
@@ -214,22 +236,8 @@ up() {
     >"$PREFIX/logs/etcd.log" 2>&1 &
   echo $! >"$PREFIX/etcd.pid"
   wait_for etcd 30 curl -fs "http://127.0.0.1:$ETCD_PORT/health"
-  # --endpoint-reconciler-type=none: the apiserver refuses a loopback advertise
-  # address with the default reconciler.
-  "$BIN/kube-apiserver" \
-    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
-    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" \
-    --endpoint-reconciler-type=none \
-    --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" --client-ca-file="$PKI/ca.crt" \
-    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
-    --service-cluster-ip-range=10.0.0.0/24 --token-auth-file="$PKI/tokens.csv" \
-    --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
-    --disable-admission-plugins=ServiceAccount --allow-privileged=true \
-    --cert-dir="$PREFIX/apiserver-certs" >"$PREFIX/logs/apiserver.log" 2>&1 &
-  echo $! >"$PREFIX/apiserver.pid"
+  start_apiserver
   local admin; admin=$(token admin)
-  wait_for kube-apiserver 120 curl -fsk -H "Authorization: Bearer $admin" "https://127.0.0.1:$API_PORT/readyz"
   kubeconfig "$PREFIX/admin.kubeconfig" "$admin"
   local n tok
   for n in $NODES; do
@@ -315,6 +323,12 @@ case $CMD in
 install) install "${2:-}" ;;
 up) up ;;
 down) down ;;
+# The fault tests stop the API server and start it again (etcd keeps the data).
+stop-apiserver) stop_ apiserver ;;
+start-apiserver)
+  alive apiserver && die "kube-apiserver runs already"
+  start_apiserver
+  ;;
 status) status || exit 1 ;; # not up is an answer, not a failure for the ERR trap
 *) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2; exit 2 ;;
 esac

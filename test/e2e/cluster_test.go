@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -20,8 +21,9 @@ import (
 // runs `cluster.sh up` and passes its env file on). Without it the cluster
 // tests skip, unless ACTORLET_E2E_REQUIRE_CLUSTER is set (CI sets it).
 type clusterEnv struct {
-	prefix string
-	admin  kubernetes.Interface
+	prefix        string
+	admin         kubernetes.Interface
+	apiServerDown bool
 }
 
 func needCluster(t *testing.T) *clusterEnv {
@@ -157,4 +159,37 @@ func TestClusterNodeRegistersAndHeartbeats(t *testing.T) {
 		st, why := nodeReady(again)
 		return again.UID != "" && again.UID != node.UID && st == corev1.ConditionTrue, why
 	})
+}
+
+// stopAPIServer stops the control plane's kube-apiserver (etcd, the
+// scheduler and the controller-manager keep running); startAPIServer starts
+// it again on the same etcd. If the test ends with it stopped, it is
+// started again, so that the tests after it find it.
+func (c *clusterEnv) stopAPIServer(t *testing.T) {
+	t.Helper()
+	c.script(t, "stop-apiserver")
+	c.apiServerDown = true
+	t.Cleanup(func() {
+		if c.apiServerDown {
+			c.startAPIServer(t)
+		}
+	})
+}
+
+func (c *clusterEnv) startAPIServer(t *testing.T) {
+	t.Helper()
+	c.script(t, "start-apiserver")
+	c.apiServerDown = false
+}
+
+// script runs test/e2e/cluster.sh with a command.
+func (c *clusterEnv) script(t *testing.T, command string) {
+	t.Helper()
+	sh := os.Getenv("ACTORLET_CLUSTER_ENV")
+	if sh == "" {
+		t.Fatal("ACTORLET_CLUSTER_ENV (the path of cluster.sh) is not set: source the env file cluster.sh up wrote")
+	}
+	if out, err := exec.Command(sh, command).CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", sh, command, err, out)
+	}
 }
