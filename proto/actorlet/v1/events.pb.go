@@ -322,6 +322,7 @@ type Event struct {
 	//	*Event_PodRemoved
 	//	*Event_ContainerRemoved
 	//	*Event_SandboxLost
+	//	*Event_ActiveDeadlineExceeded
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -544,6 +545,15 @@ func (x *Event) GetSandboxLost() *SandboxLost {
 	return nil
 }
 
+func (x *Event) GetActiveDeadlineExceeded() *ActiveDeadlineExceeded {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_ActiveDeadlineExceeded); ok {
+			return x.ActiveDeadlineExceeded
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -628,6 +638,10 @@ type Event_SandboxLost struct {
 	SandboxLost *SandboxLost `protobuf:"bytes,20,opt,name=sandbox_lost,json=sandboxLost,proto3,oneof"`
 }
 
+type Event_ActiveDeadlineExceeded struct {
+	ActiveDeadlineExceeded *ActiveDeadlineExceeded `protobuf:"bytes,21,opt,name=active_deadline_exceeded,json=activeDeadlineExceeded,proto3,oneof"`
+}
+
 func (*Event_PodAccepted) isEvent_Kind() {}
 
 func (*Event_PodRejected) isEvent_Kind() {}
@@ -667,6 +681,8 @@ func (*Event_PodRemoved) isEvent_Kind() {}
 func (*Event_ContainerRemoved) isEvent_Kind() {}
 
 func (*Event_SandboxLost) isEvent_Kind() {}
+
+func (*Event_ActiveDeadlineExceeded) isEvent_Kind() {}
 
 // PodAccepted: the node took the pod. pod_json is the v1.Pod as received,
 // without status and without any Secret data (pods only reference Secrets).
@@ -1743,6 +1759,80 @@ func (x *PodTerminating) GetDeadlineUnixNano() int64 {
 	return 0
 }
 
+// ActiveDeadlineExceeded: the pod was active on the node (since it was
+// accepted, its status.startTime) for its spec.activeDeadlineSeconds or
+// longer. It ends Failed with reason and message: its containers are stopped
+// with grace_period_nanos (they are killed at deadline_unix_nano), its
+// sandbox is stopped, nothing is restarted, and it stays on the node as a
+// finished pod does.
+type ActiveDeadlineExceeded struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	GracePeriodNanos int64                  `protobuf:"varint,1,opt,name=grace_period_nanos,json=gracePeriodNanos,proto3" json:"grace_period_nanos,omitempty"`
+	DeadlineUnixNano int64                  `protobuf:"varint,2,opt,name=deadline_unix_nano,json=deadlineUnixNano,proto3" json:"deadline_unix_nano,omitempty"`
+	Reason           string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message          string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ActiveDeadlineExceeded) Reset() {
+	*x = ActiveDeadlineExceeded{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ActiveDeadlineExceeded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ActiveDeadlineExceeded) ProtoMessage() {}
+
+func (x *ActiveDeadlineExceeded) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ActiveDeadlineExceeded.ProtoReflect.Descriptor instead.
+func (*ActiveDeadlineExceeded) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ActiveDeadlineExceeded) GetGracePeriodNanos() int64 {
+	if x != nil {
+		return x.GracePeriodNanos
+	}
+	return 0
+}
+
+func (x *ActiveDeadlineExceeded) GetDeadlineUnixNano() int64 {
+	if x != nil {
+		return x.DeadlineUnixNano
+	}
+	return 0
+}
+
+func (x *ActiveDeadlineExceeded) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ActiveDeadlineExceeded) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type SandboxStopped struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SandboxId     string                 `protobuf:"bytes,1,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
@@ -1752,7 +1842,7 @@ type SandboxStopped struct {
 
 func (x *SandboxStopped) Reset() {
 	*x = SandboxStopped{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[19]
+	mi := &file_actorlet_v1_events_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1764,7 +1854,7 @@ func (x *SandboxStopped) String() string {
 func (*SandboxStopped) ProtoMessage() {}
 
 func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[19]
+	mi := &file_actorlet_v1_events_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1777,7 +1867,7 @@ func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStopped.ProtoReflect.Descriptor instead.
 func (*SandboxStopped) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{19}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SandboxStopped) GetSandboxId() string {
@@ -1796,7 +1886,7 @@ type SandboxRemoved struct {
 
 func (x *SandboxRemoved) Reset() {
 	*x = SandboxRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[20]
+	mi := &file_actorlet_v1_events_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1808,7 +1898,7 @@ func (x *SandboxRemoved) String() string {
 func (*SandboxRemoved) ProtoMessage() {}
 
 func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[20]
+	mi := &file_actorlet_v1_events_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1821,7 +1911,7 @@ func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRemoved.ProtoReflect.Descriptor instead.
 func (*SandboxRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{20}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SandboxRemoved) GetSandboxId() string {
@@ -1840,7 +1930,7 @@ type PodTerminated struct {
 
 func (x *PodTerminated) Reset() {
 	*x = PodTerminated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[21]
+	mi := &file_actorlet_v1_events_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1852,7 +1942,7 @@ func (x *PodTerminated) String() string {
 func (*PodTerminated) ProtoMessage() {}
 
 func (x *PodTerminated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[21]
+	mi := &file_actorlet_v1_events_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1865,7 +1955,7 @@ func (x *PodTerminated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodTerminated.ProtoReflect.Descriptor instead.
 func (*PodTerminated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{21}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PodTerminated) GetPhase() string {
@@ -1883,7 +1973,7 @@ type PodRemoved struct {
 
 func (x *PodRemoved) Reset() {
 	*x = PodRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	mi := &file_actorlet_v1_events_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1895,7 +1985,7 @@ func (x *PodRemoved) String() string {
 func (*PodRemoved) ProtoMessage() {}
 
 func (x *PodRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	mi := &file_actorlet_v1_events_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1908,7 +1998,7 @@ func (x *PodRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRemoved.ProtoReflect.Descriptor instead.
 func (*PodRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{23}
 }
 
 // PodState is the pod as the journal knows it: the fold of its events.
@@ -1935,13 +2025,17 @@ type PodState struct {
 	FinalPhase                  string                      `protobuf:"bytes,18,opt,name=final_phase,json=finalPhase,proto3" json:"final_phase,omitempty"`
 	Removed                     bool                        `protobuf:"varint,19,opt,name=removed,proto3" json:"removed,omitempty"`
 	RunningAtUnixNano           int64                       `protobuf:"varint,20,opt,name=running_at_unix_nano,json=runningAtUnixNano,proto3" json:"running_at_unix_nano,omitempty"`
-	unknownFields               protoimpl.UnknownFields
-	sizeCache                   protoimpl.SizeCache
+	// deadline_exceeded: ActiveDeadlineExceeded was journaled; the pod's
+	// containers are killed at kill_deadline_unix_nano (the event's deadline).
+	DeadlineExceeded     bool  `protobuf:"varint,21,opt,name=deadline_exceeded,json=deadlineExceeded,proto3" json:"deadline_exceeded,omitempty"`
+	KillDeadlineUnixNano int64 `protobuf:"varint,22,opt,name=kill_deadline_unix_nano,json=killDeadlineUnixNano,proto3" json:"kill_deadline_unix_nano,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *PodState) Reset() {
 	*x = PodState{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +2047,7 @@ func (x *PodState) String() string {
 func (*PodState) ProtoMessage() {}
 
 func (x *PodState) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2060,7 @@ func (x *PodState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodState.ProtoReflect.Descriptor instead.
 func (*PodState) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{23}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PodState) GetUid() string {
@@ -2109,6 +2203,20 @@ func (x *PodState) GetRunningAtUnixNano() int64 {
 	return 0
 }
 
+func (x *PodState) GetDeadlineExceeded() bool {
+	if x != nil {
+		return x.DeadlineExceeded
+	}
+	return false
+}
+
+func (x *PodState) GetKillDeadlineUnixNano() int64 {
+	if x != nil {
+		return x.KillDeadlineUnixNano
+	}
+	return 0
+}
+
 type SandboxRecord struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Attempt uint32                 `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
@@ -2128,7 +2236,7 @@ type SandboxRecord struct {
 
 func (x *SandboxRecord) Reset() {
 	*x = SandboxRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +2248,7 @@ func (x *SandboxRecord) String() string {
 func (*SandboxRecord) ProtoMessage() {}
 
 func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +2261,7 @@ func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRecord.ProtoReflect.Descriptor instead.
 func (*SandboxRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SandboxRecord) GetAttempt() uint32 {
@@ -2248,7 +2356,7 @@ type ContainerRecord struct {
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +2368,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +2381,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ContainerRecord) GetName() string {
@@ -2430,7 +2538,7 @@ type Termination struct {
 
 func (x *Termination) Reset() {
 	*x = Termination{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2442,7 +2550,7 @@ func (x *Termination) String() string {
 func (*Termination) ProtoMessage() {}
 
 func (x *Termination) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2455,7 +2563,7 @@ func (x *Termination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Termination.ProtoReflect.Descriptor instead.
 func (*Termination) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Termination) GetContainerId() string {
@@ -2516,7 +2624,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12$\n" +
 	"\x0etime_unix_nano\x18\x03 \x01(\x03R\ftimeUnixNano\x12\x17\n" +
 	"\apod_uid\x18\x04 \x01(\tR\x06podUid\x12+\n" +
-	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\xa8\v\n" +
+	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\x89\f\n" +
 	"\x05Event\x12=\n" +
 	"\fpod_accepted\x18\x01 \x01(\v2\x18.actorlet.v1.PodAcceptedH\x00R\vpodAccepted\x12=\n" +
 	"\fpod_rejected\x18\x02 \x01(\v2\x18.actorlet.v1.PodRejectedH\x00R\vpodRejected\x12=\n" +
@@ -2539,7 +2647,8 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\vpod_removed\x18\x12 \x01(\v2\x17.actorlet.v1.PodRemovedH\x00R\n" +
 	"podRemoved\x12L\n" +
 	"\x11container_removed\x18\x13 \x01(\v2\x1d.actorlet.v1.ContainerRemovedH\x00R\x10containerRemoved\x12=\n" +
-	"\fsandbox_lost\x18\x14 \x01(\v2\x18.actorlet.v1.SandboxLostH\x00R\vsandboxLostB\x06\n" +
+	"\fsandbox_lost\x18\x14 \x01(\v2\x18.actorlet.v1.SandboxLostH\x00R\vsandboxLost\x12_\n" +
+	"\x18active_deadline_exceeded\x18\x15 \x01(\v2#.actorlet.v1.ActiveDeadlineExceededH\x00R\x16activeDeadlineExceededB\x06\n" +
 	"\x04kind\"a\n" +
 	"\vPodAccepted\x12\x19\n" +
 	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x1f\n" +
@@ -2620,7 +2729,12 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x0ePodTerminating\x12,\n" +
 	"\x12grace_period_nanos\x18\x01 \x01(\x03R\x10gracePeriodNanos\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12,\n" +
-	"\x12deadline_unix_nano\x18\x03 \x01(\x03R\x10deadlineUnixNano\"/\n" +
+	"\x12deadline_unix_nano\x18\x03 \x01(\x03R\x10deadlineUnixNano\"\xa6\x01\n" +
+	"\x16ActiveDeadlineExceeded\x12,\n" +
+	"\x12grace_period_nanos\x18\x01 \x01(\x03R\x10gracePeriodNanos\x12,\n" +
+	"\x12deadline_unix_nano\x18\x02 \x01(\x03R\x10deadlineUnixNano\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"/\n" +
 	"\x0eSandboxStopped\x12\x1d\n" +
 	"\n" +
 	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\"/\n" +
@@ -2630,7 +2744,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\rPodTerminated\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\"\f\n" +
 	"\n" +
-	"PodRemoved\"\xe8\x06\n" +
+	"PodRemoved\"\xcc\a\n" +
 	"\bPodState\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x19\n" +
@@ -2658,7 +2772,9 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\vfinal_phase\x18\x12 \x01(\tR\n" +
 	"finalPhase\x12\x18\n" +
 	"\aremoved\x18\x13 \x01(\bR\aremoved\x12/\n" +
-	"\x14running_at_unix_nano\x18\x14 \x01(\x03R\x11runningAtUnixNano\x1a[\n" +
+	"\x14running_at_unix_nano\x18\x14 \x01(\x03R\x11runningAtUnixNano\x12+\n" +
+	"\x11deadline_exceeded\x18\x15 \x01(\bR\x10deadlineExceeded\x125\n" +
+	"\x17kill_deadline_unix_nano\x18\x16 \x01(\x03R\x14killDeadlineUnixNano\x1a[\n" +
 	"\x0fContainersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
 	"\x05value\x18\x02 \x01(\v2\x1c.actorlet.v1.ContainerRecordR\x05value:\x028\x01\"\xa6\x02\n" +
@@ -2729,42 +2845,43 @@ func file_actorlet_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_actorlet_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_actorlet_v1_events_proto_goTypes = []any{
-	(SandboxPhase)(0),          // 0: actorlet.v1.SandboxPhase
-	(ContainerPhase)(0),        // 1: actorlet.v1.ContainerPhase
-	(*Envelope)(nil),           // 2: actorlet.v1.Envelope
-	(*Snapshot)(nil),           // 3: actorlet.v1.Snapshot
-	(*Event)(nil),              // 4: actorlet.v1.Event
-	(*PodAccepted)(nil),        // 5: actorlet.v1.PodAccepted
-	(*PodRejected)(nil),        // 6: actorlet.v1.PodRejected
-	(*ImagePulled)(nil),        // 7: actorlet.v1.ImagePulled
-	(*ImagePullFailed)(nil),    // 8: actorlet.v1.ImagePullFailed
-	(*SandboxRequested)(nil),   // 9: actorlet.v1.SandboxRequested
-	(*SandboxCreated)(nil),     // 10: actorlet.v1.SandboxCreated
-	(*SandboxFailed)(nil),      // 11: actorlet.v1.SandboxFailed
-	(*SandboxLost)(nil),        // 12: actorlet.v1.SandboxLost
-	(*ContainerRequested)(nil), // 13: actorlet.v1.ContainerRequested
-	(*ContainerCreated)(nil),   // 14: actorlet.v1.ContainerCreated
-	(*ContainerFailed)(nil),    // 15: actorlet.v1.ContainerFailed
-	(*ContainerStarted)(nil),   // 16: actorlet.v1.ContainerStarted
-	(*ContainerExited)(nil),    // 17: actorlet.v1.ContainerExited
-	(*BackOffStarted)(nil),     // 18: actorlet.v1.BackOffStarted
-	(*ContainerRemoved)(nil),   // 19: actorlet.v1.ContainerRemoved
-	(*PodTerminating)(nil),     // 20: actorlet.v1.PodTerminating
-	(*SandboxStopped)(nil),     // 21: actorlet.v1.SandboxStopped
-	(*SandboxRemoved)(nil),     // 22: actorlet.v1.SandboxRemoved
-	(*PodTerminated)(nil),      // 23: actorlet.v1.PodTerminated
-	(*PodRemoved)(nil),         // 24: actorlet.v1.PodRemoved
-	(*PodState)(nil),           // 25: actorlet.v1.PodState
-	(*SandboxRecord)(nil),      // 26: actorlet.v1.SandboxRecord
-	(*ContainerRecord)(nil),    // 27: actorlet.v1.ContainerRecord
-	(*Termination)(nil),        // 28: actorlet.v1.Termination
-	nil,                        // 29: actorlet.v1.PodState.ContainersEntry
+	(SandboxPhase)(0),              // 0: actorlet.v1.SandboxPhase
+	(ContainerPhase)(0),            // 1: actorlet.v1.ContainerPhase
+	(*Envelope)(nil),               // 2: actorlet.v1.Envelope
+	(*Snapshot)(nil),               // 3: actorlet.v1.Snapshot
+	(*Event)(nil),                  // 4: actorlet.v1.Event
+	(*PodAccepted)(nil),            // 5: actorlet.v1.PodAccepted
+	(*PodRejected)(nil),            // 6: actorlet.v1.PodRejected
+	(*ImagePulled)(nil),            // 7: actorlet.v1.ImagePulled
+	(*ImagePullFailed)(nil),        // 8: actorlet.v1.ImagePullFailed
+	(*SandboxRequested)(nil),       // 9: actorlet.v1.SandboxRequested
+	(*SandboxCreated)(nil),         // 10: actorlet.v1.SandboxCreated
+	(*SandboxFailed)(nil),          // 11: actorlet.v1.SandboxFailed
+	(*SandboxLost)(nil),            // 12: actorlet.v1.SandboxLost
+	(*ContainerRequested)(nil),     // 13: actorlet.v1.ContainerRequested
+	(*ContainerCreated)(nil),       // 14: actorlet.v1.ContainerCreated
+	(*ContainerFailed)(nil),        // 15: actorlet.v1.ContainerFailed
+	(*ContainerStarted)(nil),       // 16: actorlet.v1.ContainerStarted
+	(*ContainerExited)(nil),        // 17: actorlet.v1.ContainerExited
+	(*BackOffStarted)(nil),         // 18: actorlet.v1.BackOffStarted
+	(*ContainerRemoved)(nil),       // 19: actorlet.v1.ContainerRemoved
+	(*PodTerminating)(nil),         // 20: actorlet.v1.PodTerminating
+	(*ActiveDeadlineExceeded)(nil), // 21: actorlet.v1.ActiveDeadlineExceeded
+	(*SandboxStopped)(nil),         // 22: actorlet.v1.SandboxStopped
+	(*SandboxRemoved)(nil),         // 23: actorlet.v1.SandboxRemoved
+	(*PodTerminated)(nil),          // 24: actorlet.v1.PodTerminated
+	(*PodRemoved)(nil),             // 25: actorlet.v1.PodRemoved
+	(*PodState)(nil),               // 26: actorlet.v1.PodState
+	(*SandboxRecord)(nil),          // 27: actorlet.v1.SandboxRecord
+	(*ContainerRecord)(nil),        // 28: actorlet.v1.ContainerRecord
+	(*Termination)(nil),            // 29: actorlet.v1.Termination
+	nil,                            // 30: actorlet.v1.PodState.ContainersEntry
 }
 var file_actorlet_v1_events_proto_depIdxs = []int32{
 	4,  // 0: actorlet.v1.Envelope.event:type_name -> actorlet.v1.Event
-	25, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
+	26, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
 	5,  // 2: actorlet.v1.Event.pod_accepted:type_name -> actorlet.v1.PodAccepted
 	6,  // 3: actorlet.v1.Event.pod_rejected:type_name -> actorlet.v1.PodRejected
 	7,  // 4: actorlet.v1.Event.image_pulled:type_name -> actorlet.v1.ImagePulled
@@ -2779,24 +2896,25 @@ var file_actorlet_v1_events_proto_depIdxs = []int32{
 	17, // 13: actorlet.v1.Event.container_exited:type_name -> actorlet.v1.ContainerExited
 	18, // 14: actorlet.v1.Event.back_off_started:type_name -> actorlet.v1.BackOffStarted
 	20, // 15: actorlet.v1.Event.pod_terminating:type_name -> actorlet.v1.PodTerminating
-	21, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
-	22, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
-	23, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
-	24, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
+	22, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
+	23, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
+	24, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
+	25, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
 	19, // 20: actorlet.v1.Event.container_removed:type_name -> actorlet.v1.ContainerRemoved
 	12, // 21: actorlet.v1.Event.sandbox_lost:type_name -> actorlet.v1.SandboxLost
-	26, // 22: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
-	26, // 23: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
-	29, // 24: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
-	0,  // 25: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
-	1,  // 26: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
-	28, // 27: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
-	27, // 28: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
-	29, // [29:29] is the sub-list for method output_type
-	29, // [29:29] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	21, // 22: actorlet.v1.Event.active_deadline_exceeded:type_name -> actorlet.v1.ActiveDeadlineExceeded
+	27, // 23: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
+	27, // 24: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
+	30, // 25: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
+	0,  // 26: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
+	1,  // 27: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
+	29, // 28: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
+	28, // 29: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_actorlet_v1_events_proto_init() }
@@ -2825,6 +2943,7 @@ func file_actorlet_v1_events_proto_init() {
 		(*Event_PodRemoved)(nil),
 		(*Event_ContainerRemoved)(nil),
 		(*Event_SandboxLost)(nil),
+		(*Event_ActiveDeadlineExceeded)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2832,7 +2951,7 @@ func file_actorlet_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actorlet_v1_events_proto_rawDesc), len(file_actorlet_v1_events_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
