@@ -219,6 +219,9 @@ func Apply(s *State, env *pb.Envelope) {
 				}
 			}
 		}
+	case *pb.Event_ActiveDeadlineExceeded:
+		s.P.DeadlineExceeded = true
+		s.P.KillDeadlineUnixNano = e.ActiveDeadlineExceeded.DeadlineUnixNano
 	case *pb.Event_PodTerminated:
 		s.P.Terminated = true
 		s.P.FinalPhase = e.PodTerminated.Phase

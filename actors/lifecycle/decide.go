@@ -317,9 +317,9 @@ func (d *decider) podRef() string {
 func (d *decider) restartWanted(r *pb.ContainerRecord) bool { return restartWanted(d.s, r) }
 
 // restartWanted reports whether the pod's restartPolicy restarts the exited
-// container r.
+// container r. A pod past its active deadline restarts nothing.
 func restartWanted(s *State, r *pb.ContainerRecord) bool {
-	if s.Pod == nil {
+	if s.Pod == nil || s.P.DeadlineExceeded {
 		return false
 	}
 	switch s.Pod.Spec.RestartPolicy {

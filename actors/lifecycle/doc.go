@@ -38,4 +38,10 @@
 //	   ─► ContainerExited ─► BackOffStarted ─► ContainerRequested(c,k+1) ...
 //	PodTerminating ─► (StopContainer…) ContainerExited ─► SandboxStopped ─► SandboxRemoved
 //	   ─► PodTerminated ─► PodRemoved
+//
+// A pod with spec.activeDeadlineSeconds arms a timer at that long after its
+// acceptance; reached before the pod finished, it journals
+// ActiveDeadlineExceeded: the pod is Failed (DeadlineExceeded), its
+// containers are stopped with its grace period and its sandbox stopped;
+// nothing restarts and the pod stays until its source removes it.
 package lifecycle

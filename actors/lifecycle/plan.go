@@ -48,6 +48,11 @@ func (f *effects) wakeAt(t time.Time) {
 // planRun drives an accepted pod towards running all its containers.
 func (d *decider) planRun(fx *effects) {
 	p := d.s.P
+	d.checkActiveDeadline(fx)
+	if p.DeadlineExceeded {
+		d.planDeadlineKill(fx)
+		return
+	}
 	d.retireOldSandboxes(fx)
 	cur := p.Sandbox
 	switch {

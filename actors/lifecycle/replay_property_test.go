@@ -162,6 +162,10 @@ func TestReplayRebuildsState(t *testing.T) {
 		pod := &corev1.Pod{}
 		pod.Name, pod.Namespace, pod.UID = "p", "default", "uid-1"
 		pod.Spec.RestartPolicy = policy
+		if rapid.Bool().Draw(t, "deadline?") {
+			secs := int64(rapid.IntRange(0, 900).Draw(t, "activeDeadlineSeconds"))
+			pod.Spec.ActiveDeadlineSeconds = &secs
+		}
 		for i := range rapid.IntRange(1, 3).Draw(t, "containers") {
 			pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: fmt.Sprintf("c%d", i), Image: "img:1"})
 		}

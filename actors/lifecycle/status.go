@@ -29,6 +29,9 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 		st.Reason, st.Message = p.Reason, p.Message
 		return st
 	}
+	if p.DeadlineExceeded {
+		st.Reason, st.Message = ReasonDeadlineExceeded, MessageDeadlineExceeded
+	}
 	if p.AcceptedAtUnixNano != 0 {
 		t := metav1.NewTime(time.Unix(0, p.AcceptedAtUnixNano))
 		st.StartTime = &t
@@ -96,7 +99,7 @@ func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.Con
 	case pb.ContainerPhase_CONTAINER_RUNNING:
 		cs.ContainerID = id(r.Id)
 		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(0, r.StartedAtUnixNano))}
-		cs.Ready = !s.P.Terminating
+		cs.Ready = !s.P.Terminating && !s.P.DeadlineExceeded
 		started := true
 		cs.Started = &started
 	case pb.ContainerPhase_CONTAINER_EXITED:
@@ -145,7 +148,7 @@ func terminated(t *pb.Termination, id string) *corev1.ContainerStateTerminated {
 // container waiting after a termination counts as stopped.
 func computePhase(s *State, now time.Time) corev1.PodPhase {
 	p := s.P
-	if p.Rejected {
+	if p.Rejected || p.DeadlineExceeded {
 		return corev1.PodFailed
 	}
 	if p.Terminated && p.FinalPhase != "" {
@@ -194,9 +197,10 @@ func computePhase(s *State, now time.Time) corev1.PodPhase {
 }
 
 // terminalPhase is the phase a pod ends with once torn down: Succeeded when
-// every container exited 0, Failed otherwise.
+// every container exited 0, Failed otherwise (and always Failed past its
+// active deadline).
 func terminalPhase(s *State) corev1.PodPhase {
-	if s.Pod == nil {
+	if s.Pod == nil || s.P.DeadlineExceeded {
 		return corev1.PodFailed
 	}
 	for _, c := range s.Pod.Spec.Containers {
