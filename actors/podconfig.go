@@ -1,9 +1,11 @@
 package actors
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -19,10 +21,45 @@ type PodConfigOptions struct {
 	RuntimeHandler string
 	// CgroupParent for pod sandboxes ("" leaves it to the runtime).
 	CgroupParent string
+	// ClusterDNS are the cluster DNS servers of ClusterFirst pods (the
+	// kubelet's clusterDNS); none makes ClusterFirst fall back to Default.
+	ClusterDNS []string
+	// ClusterDomain is the cluster's DNS domain, e.g. "cluster.local" (the
+	// kubelet's clusterDomain): the searches of ClusterFirst pods and the
+	// FQDN of pods with setHostnameAsFQDN.
+	ClusterDomain string
+	// ResolvConf is the host resolv.conf of Default pods, and the base of
+	// ClusterFirst ones ("" = none: Default pods resolve via 127.0.0.1).
+	ResolvConf string
+	// ReadFile reads ResolvConf; nil is os.ReadFile.
+	ReadFile ReadFileFunc
 }
 
-// SandboxConfig builds the CRI sandbox config of a pod's sandbox attempt.
+// SandboxConfig is PodSandboxConfig for callers that cannot handle its
+// error. Where PodSandboxConfig fails, it returns the sandbox config
+// without the host's DNS (the pod's own dnsConfig alone; with none, the
+// runtime's default) and with the pod's short hostname.
 func SandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) *runtimeapi.PodSandboxConfig {
+	cfg, _ := sandboxConfig(pod, attempt, o)
+	return cfg
+}
+
+// PodSandboxConfig builds the CRI sandbox config of a pod's sandbox
+// attempt: metadata and labels, hostname (see PodHostname), DNS (see
+// PodDNSConfig), the port mappings of container ports with a hostPort,
+// the log directory and the pod-level security context. The error names
+// the pod: its host resolv.conf cannot be read, or its FQDN is too long.
+func PodSandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) (*runtimeapi.PodSandboxConfig, error) {
+	cfg, err := sandboxConfig(pod, attempt, o)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// sandboxConfig always returns a usable config, and the first error met
+// building it (see SandboxConfig for what it then leaves out).
+func sandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) (*runtimeapi.PodSandboxConfig, error) {
 	labels := map[string]string{}
 	for k, v := range pod.Labels {
 		labels[k] = v
@@ -35,12 +72,11 @@ func SandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) *runtime
 	for k, v := range pod.Annotations {
 		annotations[k] = v
 	}
-	hostname := pod.Name
-	if pod.Spec.Hostname != "" {
-		hostname = pod.Spec.Hostname
-	}
-	if len(hostname) > 63 {
-		hostname = hostname[:63]
+	var firstErr error
+	hostname, err := PodHostname(pod, o.ClusterDomain)
+	if err != nil {
+		firstErr = err
+		hostname = truncateHostname(orDefault(pod.Spec.Hostname, pod.Name))
 	}
 	if pod.Spec.HostNetwork {
 		hostname = "" // the node's: runtimes cannot set one in the host's UTS namespace
@@ -58,16 +94,15 @@ func SandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) *runtime
 			SecurityContext: sandboxSecurityContext(pod),
 		},
 	}
-	if pod.Spec.DNSConfig != nil {
-		cfg.DnsConfig = &runtimeapi.DNSConfig{Servers: pod.Spec.DNSConfig.Nameservers, Searches: pod.Spec.DNSConfig.Searches}
-		for _, opt := range pod.Spec.DNSConfig.Options {
-			s := opt.Name
-			if opt.Value != nil {
-				s += ":" + *opt.Value
-			}
-			cfg.DnsConfig.Options = append(cfg.DnsConfig.Options, s)
-		}
+	dns, err := PodDNSConfig(pod, o)
+	if err != nil {
+		firstErr = cmp.Or(firstErr, err)
+		// Without the host's: the pod's own, as DNSNone would have it.
+		none := *pod
+		none.Spec.DNSPolicy = corev1.DNSNone
+		dns, _ = PodDNSConfig(&none, PodConfigOptions{})
 	}
+	cfg.DnsConfig = dns.Config
 	for _, c := range pod.Spec.Containers {
 		for _, p := range c.Ports {
 			if p.HostPort == 0 {
@@ -78,7 +113,45 @@ func SandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) *runtime
 			})
 		}
 	}
-	return cfg
+	return cfg, firstErr
+}
+
+// PodHostname is the hostname of the pod's sandbox as the kubelet sets it:
+// spec.hostname, else the pod's name, cut to 63 characters (and then of
+// trailing '-' and '.'); with setHostnameAsFQDN and a subdomain, the FQDN
+// <hostname>.<subdomain>.<ns>.svc.<clusterDomain>, at most 64 characters.
+// The error names the pod. (hostNetwork pods keep the node's hostname: the
+// sandbox config leaves it empty.)
+func PodHostname(pod *corev1.Pod, clusterDomain string) (string, error) {
+	hostname := truncateHostname(orDefault(pod.Spec.Hostname, pod.Name))
+	if hostname == "" {
+		return "", fmt.Errorf("pod %s/%s: hostname %q is invalid once cut to 63 characters", pod.Namespace, pod.Name, orDefault(pod.Spec.Hostname, pod.Name))
+	}
+	if pod.Spec.SetHostnameAsFQDN == nil || !*pod.Spec.SetHostnameAsFQDN || pod.Spec.Subdomain == "" {
+		return hostname, nil
+	}
+	fqdn := fmt.Sprintf("%s.%s.%s.svc.%s", hostname, pod.Spec.Subdomain, pod.Namespace, clusterDomain)
+	if len(fqdn) > 64 {
+		return "", fmt.Errorf("pod %s/%s: FQDN %s is too long (64 characters is the max, %d characters requested)",
+			pod.Namespace, pod.Name, fqdn, len(fqdn))
+	}
+	return fqdn, nil
+}
+
+// truncateHostname cuts a hostname to 63 characters as the kubelet does,
+// without a trailing '-' or '.'.
+func truncateHostname(h string) string {
+	if len(h) <= 63 {
+		return h
+	}
+	return strings.TrimRight(h[:63], "-.")
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // PodLogDir is the kubelet's log directory of a pod.

@@ -1,11 +1,14 @@
 package actors
 
 import (
+	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 func TestSandboxConfigLogsAndPrivilege(t *testing.T) {
@@ -50,5 +53,92 @@ func TestContainerConfigLogPathAndResources(t *testing.T) {
 	r := cfg.Linux.Resources
 	if r.CpuQuota != 25000 || r.CpuPeriod != 100000 || r.CpuShares != 256 || r.MemoryLimitInBytes != 64<<20 {
 		t.Errorf("resources = %v", r)
+	}
+}
+
+func TestPodHostname(t *testing.T) {
+	yes := true
+	long := strings.Repeat("a", 62) + "-b"
+	tests := []struct {
+		name, podName, hostname, subdomain string
+		fqdn                               bool
+		want                               string
+		wantErr                            string
+	}{
+		{name: "pod name", podName: "web", want: "web"},
+		{name: "spec.hostname", podName: "web", hostname: "db-0", want: "db-0"},
+		{name: "subdomain alone leaves the hostname", podName: "web", hostname: "db-0", subdomain: "db", want: "db-0"},
+		{name: "cut to 63 without a trailing dash", podName: long, want: strings.Repeat("a", 62)},
+		{name: "setHostnameAsFQDN", podName: "web", hostname: "db-0", subdomain: "db", fqdn: true,
+			want: "db-0.db.ns.svc.cluster.local"},
+		{name: "setHostnameAsFQDN without a subdomain", podName: "web", fqdn: true, want: "web"},
+		{name: "FQDN too long", podName: "web", hostname: strings.Repeat("h", 41), subdomain: "db", fqdn: true, // 65
+			wantErr: "too long"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: tt.podName, Namespace: "ns"},
+				Spec: corev1.PodSpec{Hostname: tt.hostname, Subdomain: tt.subdomain}}
+			if tt.fqdn {
+				pod.Spec.SetHostnameAsFQDN = &yes
+			}
+			got, err := PodHostname(pod, "cluster.local")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "ns/"+tt.podName) {
+					t.Fatalf("error = %v, want one naming the pod and %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("PodHostname = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestPodSandboxConfigDNSAndPorts(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{
+			{Name: "a", Ports: []corev1.ContainerPort{
+				{ContainerPort: 80, HostPort: 8080, Protocol: corev1.ProtocolTCP, HostIP: "127.0.0.1"},
+				{ContainerPort: 81}, // no hostPort: no mapping
+			}},
+			{Name: "b", Ports: []corev1.ContainerPort{{ContainerPort: 53, HostPort: 5353, Protocol: corev1.ProtocolUDP}}},
+		}},
+	}
+	o := PodConfigOptions{ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local", ResolvConf: "/etc/resolv.conf",
+		ReadFile: files(map[string]string{"/etc/resolv.conf": "nameserver 192.168.0.1\nsearch corp.example\n"})}
+	cfg, err := PodSandboxConfig(pod, 1, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Hostname != "web" {
+		t.Errorf("Hostname = %q", cfg.Hostname)
+	}
+	if got := cfg.DnsConfig.GetServers(); len(got) != 1 || got[0] != "10.96.0.10" {
+		t.Errorf("DNS servers = %v", got)
+	}
+	want := []*runtimeapi.PortMapping{
+		{Protocol: runtimeapi.Protocol_TCP, ContainerPort: 80, HostPort: 8080, HostIp: "127.0.0.1"},
+		{Protocol: runtimeapi.Protocol_UDP, ContainerPort: 53, HostPort: 5353},
+	}
+	if len(cfg.PortMappings) != len(want) {
+		t.Fatalf("port mappings = %v, want %v", cfg.PortMappings, want)
+	}
+	for i := range want {
+		if !proto.Equal(cfg.PortMappings[i], want[i]) {
+			t.Errorf("port mapping %d = %v, want %v", i, cfg.PortMappings[i], want[i])
+		}
+	}
+
+	// An unreadable host resolv.conf fails the sandbox, naming the pod;
+	// SandboxConfig goes on without the host's DNS.
+	o.ReadFile = files(nil)
+	if _, err := PodSandboxConfig(pod, 1, o); err == nil || !strings.Contains(err.Error(), "ns/web") {
+		t.Errorf("PodSandboxConfig error = %v, want one naming the pod", err)
+	}
+	if cfg := SandboxConfig(pod, 1, o); cfg.Hostname != "web" || len(cfg.DnsConfig.GetServers()) != 0 || len(cfg.PortMappings) != 2 {
+		t.Errorf("SandboxConfig without the host's DNS = %v", cfg)
 	}
 }
