@@ -25,6 +25,9 @@ const (
 	DefaultKubeAPIBurst              = 100
 	DefaultRegisterNode              = true
 	DefaultNodeLeaseDurationSeconds  = 40
+	// DefaultResolvConf is the host resolv.conf of Default-policy pods; an
+	// explicit resolvConf: "" means none.
+	DefaultResolvConf = "/etc/resolv.conf"
 	// DefaultAddress is loopback: unlike the kubelet (0.0.0.0), actorlet serves
 	// on every interface only when configured to.
 	DefaultAddress = "127.0.0.1"
@@ -34,7 +37,8 @@ const (
 // Defaults returns a KubeletConfiguration with its TypeMeta and the kubelet's
 // default for every supported field. staticPodPath, imageServiceEndpoint and
 // registerWithTaints have no default (empty: no static pods, the image
-// service is the runtime endpoint, no taints).
+// service is the runtime endpoint, no taints); neither have clusterDNS and
+// clusterDomain (ClusterFirst pods then fall back to the Default policy).
 func Defaults() *kubeletconfigv1beta1.KubeletConfiguration {
 	c := &kubeletconfigv1beta1.KubeletConfiguration{}
 	c.APIVersion = kubeletconfigv1beta1.SchemeGroupVersion.String()
@@ -94,6 +98,9 @@ func applyDefaults(c *kubeletconfigv1beta1.KubeletConfiguration) {
 	}
 	if c.NodeLeaseDurationSeconds == 0 {
 		c.NodeLeaseDurationSeconds = DefaultNodeLeaseDurationSeconds
+	}
+	if c.ResolverConfig == nil {
+		c.ResolverConfig = ptr.To(DefaultResolvConf)
 	}
 	str(&c.Address, DefaultAddress)
 	if c.Port == 0 {

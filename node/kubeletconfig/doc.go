@@ -5,6 +5,6 @@
 // [Load] decodes the whole type strictly, so a misspelt field is an error as
 // it is for the kubelet, but reports the fields that are set and not honoured
 // so the caller can log them once. Unset supported fields get the kubelet's
-// defaults ([Defaults]); relative staticPodPath and podLogsDir are resolved
-// against the directory of the file, as the kubelet does.
+// defaults ([Defaults]); relative staticPodPath, podLogsDir and resolvConf
+// are resolved against the directory of the file, as the kubelet does.
 package kubeletconfig

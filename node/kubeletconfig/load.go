@@ -32,8 +32,8 @@ var (
 // JSON paths of the fields set in the file that actorlet does not honour (see
 // Supported), for the caller to log once; they are decoded but have no
 // effect. Unset supported fields are given the kubelet's defaults, and
-// relative staticPodPath and podLogsDir are resolved against the file's
-// directory.
+// relative staticPodPath, podLogsDir and resolvConf are resolved against the
+// file's directory.
 func Load(path string) (cfg *kubeletconfigv1beta1.KubeletConfiguration, ignored []string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -71,7 +71,11 @@ func Load(path string) (cfg *kubeletconfigv1beta1.KubeletConfiguration, ignored 
 // the kubelet does with the directory of its config file. Empty paths stay
 // empty.
 func resolveRelative(c *kubeletconfigv1beta1.KubeletConfiguration, root string) {
-	for _, p := range []*string{&c.StaticPodPath, &c.PodLogsDir} {
+	paths := []*string{&c.StaticPodPath, &c.PodLogsDir}
+	if c.ResolverConfig != nil {
+		paths = append(paths, c.ResolverConfig)
+	}
+	for _, p := range paths {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(root, *p)
 		}

@@ -49,6 +49,9 @@ registerWithTaints:
 - {key: node-role.kubernetes.io/control-plane, effect: NoSchedule}
 address: 127.0.0.1
 port: 11250
+clusterDNS: [10.96.0.10, fd00::a]
+clusterDomain: cluster.local
+resolvConf: /run/systemd/resolve/resolv.conf
 `)
 	cfg, ignored, err := Load(path)
 	if err != nil {
@@ -82,6 +85,9 @@ port: 11250
 		{"registerWithTaints", cfg.RegisterWithTaints, []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}},
 		{"address", cfg.Address, "127.0.0.1"},
 		{"port", cfg.Port, int32(11250)},
+		{"clusterDNS", cfg.ClusterDNS, []string{"10.96.0.10", "fd00::a"}},
+		{"clusterDomain", cfg.ClusterDomain, "cluster.local"},
+		{"resolvConf", *cfg.ResolverConfig, "/run/systemd/resolve/resolv.conf"},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {
@@ -132,6 +138,9 @@ func TestDefaultsAreTheKubelets(t *testing.T) {
 		{"registerNode", *d.RegisterNode, true},
 		{"address", d.Address, "127.0.0.1"},
 		{"port", d.Port, int32(10250)},
+		{"clusterDNS", d.ClusterDNS, []string(nil)},
+		{"clusterDomain", d.ClusterDomain, ""},
+		{"resolvConf", *d.ResolverConfig, "/etc/resolv.conf"},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {
@@ -151,7 +160,7 @@ func TestLoadReportFrequencyFollowsExplicitUpdateFrequency(t *testing.T) {
 }
 
 func TestLoadResolvesRelativePaths(t *testing.T) {
-	path := write(t, "k.yaml", header+"staticPodPath: manifests\npodLogsDir: ../logs\n")
+	path := write(t, "k.yaml", header+"staticPodPath: manifests\npodLogsDir: ../logs\nresolvConf: resolv.conf\n")
 	cfg, _, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +171,21 @@ func TestLoadResolvesRelativePaths(t *testing.T) {
 	}
 	if want := filepath.Join(filepath.Dir(dir), "logs"); cfg.PodLogsDir != want {
 		t.Errorf("podLogsDir = %q, want %q", cfg.PodLogsDir, want)
+	}
+	if want := filepath.Join(dir, "resolv.conf"); *cfg.ResolverConfig != want {
+		t.Errorf("resolvConf = %q, want %q", *cfg.ResolverConfig, want)
+	}
+}
+
+// TestLoadEmptyResolvConfMeansNone: as for the kubelet, resolvConf: ""
+// is no host resolv.conf, not the default one.
+func TestLoadEmptyResolvConfMeansNone(t *testing.T) {
+	cfg, _, err := Load(write(t, "k.yaml", header+`resolvConf: ""`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *cfg.ResolverConfig != "" {
+		t.Errorf("resolvConf = %q, want it empty", *cfg.ResolverConfig)
 	}
 }
 
@@ -219,6 +243,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad healthz address", header + "healthzBindAddress: localhost\n", ErrInvalid, "healthzBindAddress"},
 		{"negative duration", header + "syncFrequency: -1s\n", ErrInvalid, "syncFrequency"},
 		{"restart period", header + "crashLoopBackOff: {maxContainerRestartPeriod: 10m}\n", ErrInvalid, "crashLoopBackOff.maxContainerRestartPeriod"},
+		{"cluster DNS", header + "clusterDNS: [10.96.0.10, kube-dns]\n", ErrInvalid, "clusterDNS[1]"},
 		{"taint effect", header + "registerWithTaints: [{key: a, effect: Sometimes}]\n", ErrInvalid, "registerWithTaints[0].effect"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

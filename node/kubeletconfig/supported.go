@@ -27,6 +27,9 @@ var SupportedFields = []string{
 	"nodeLeaseDurationSeconds",
 	"kubeAPIQPS",
 	"kubeAPIBurst",
+	"clusterDNS",
+	"clusterDomain",
+	"resolvConf",
 }
 
 // Supported returns the JSON field paths actorlet honours, sorted.

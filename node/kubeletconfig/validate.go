@@ -49,6 +49,11 @@ func validate(c *kubeletconfigv1beta1.KubeletConfiguration) field.ErrorList {
 	positive("syncFrequency", c.SyncFrequency)
 	positive("nodeStatusUpdateFrequency", c.NodeStatusUpdateFrequency)
 	positive("nodeStatusReportFrequency", c.NodeStatusReportFrequency)
+	for i, v := range c.ClusterDNS {
+		if net.ParseIP(v) == nil {
+			errs = append(errs, field.Invalid(field.NewPath("clusterDNS").Index(i), v, "must be an IP address"))
+		}
+	}
 	nonNegative("maxPods", c.MaxPods)
 	nonNegative("kubeAPIQPS", *c.KubeAPIQPS)
 	nonNegative("kubeAPIBurst", c.KubeAPIBurst)
