@@ -44,6 +44,12 @@ type Config struct {
 	RelistPeriod       time.Duration
 	HostIP             string
 	Logger             *zap.Logger
+	// ClusterDNS, ClusterDomain and ResolvConf shape pods' DNS (see
+	// actors.PodConfigOptions): the cluster DNS server IPs, the cluster's
+	// domain, the host resolv.conf ("" = none).
+	ClusterDNS    []string
+	ClusterDomain string
+	ResolvConf    string
 	// Registerer gets the pod and journal metrics (nil: not registered).
 	Registerer prometheus.Registerer
 	// ActorOptions configure the actor system (logging).
@@ -169,7 +175,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		Events: cfg.Events, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
-		PodConfig: actors.PodConfigOptions{PodLogsDir: cfg.PodLogsDir},
+		PodConfig: actors.PodConfigOptions{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf},
 		Fatal:     func(err error) bool { return errors.Is(err, journal.ErrClosed) },
 		OnFatal: func(err error) {
 			select {

@@ -87,6 +87,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	acfg := agent.Config{
 		NodeName: nc.nodeName, RootDir: nc.rootDir, Runtime: client, RuntimeName: ver.RuntimeName,
 		ManifestDir: nc.podManifestPath, FileCheckFrequency: nc.fileCheckFrequency, PodLogsDir: nc.podLogsDir,
+		ClusterDNS: nc.clusterDNS, ClusterDomain: nc.clusterDomain, ResolvConf: nc.resolvConf,
 		Lifecycle: lc, RelistPeriod: nc.relistPeriod, Logger: log, Registerer: reg, HostIP: nc.nodeIP,
 		ActorOptions: []actor.ConfigOption{actorLogging(log)}, NodeActor: nodeCfg, Allocatable: mach.Allocatable,
 	}

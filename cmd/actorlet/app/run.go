@@ -29,6 +29,9 @@ type runOptions struct {
 	healthzBindAddress  string
 	healthzPort         int32
 	podLogsDir          string
+	clusterDNS          []string
+	clusterDomain       string
+	resolvConf          string
 	fileCheckFrequency  time.Duration
 	backoffInitial      time.Duration
 	backoffMax          time.Duration
@@ -74,6 +77,9 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.healthzBindAddress, "healthz-bind-address", kubeletconfig.DefaultHealthzBindAddress, "address of the healthz/pods/metrics server")
 	fs.Int32Var(&o.healthzPort, "healthz-port", kubeletconfig.DefaultHealthzPort, "port of the healthz/pods/metrics server (0: any free port)")
 	fs.StringVar(&o.podLogsDir, "pod-logs-dir", kubeletconfig.DefaultPodLogsDir, "where container logs go (<dir>/<ns>_<name>_<uid>/<container>/<n>.log)")
+	fs.StringSliceVar(&o.clusterDNS, "cluster-dns", nil, "comma-separated DNS server IPs of ClusterFirst pods (none: they fall back to the Default policy)")
+	fs.StringVar(&o.clusterDomain, "cluster-domain", "", "the cluster's DNS domain, e.g. cluster.local: ClusterFirst pods search it")
+	fs.StringVar(&o.resolvConf, "resolv-conf", kubeletconfig.DefaultResolvConf, "the host resolv.conf of Default-policy pods (\"\": none)")
 	fs.DurationVar(&o.fileCheckFrequency, "file-check-frequency", kubeletconfig.DefaultFileCheckFrequency, "how often the manifest directory is re-read besides watching it")
 	fs.DurationVar(&o.backoffInitial, "crashloop-backoff-initial", 10*time.Second, "delay before the second restart of a crashing container (then doubling)")
 	fs.DurationVar(&o.backoffMax, "crashloop-backoff-max", kubeletconfig.DefaultMaxContainerRestartPeriod, "the longest crash-loop back-off (crashLoopBackOff.maxContainerRestartPeriod)")
@@ -117,6 +123,9 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 			}
 		})
 		apply("pod-logs-dir", func() { nc.podLogsDir = kc.PodLogsDir })
+		apply("cluster-dns", func() { nc.clusterDNS = kc.ClusterDNS })
+		apply("cluster-domain", func() { nc.clusterDomain = kc.ClusterDomain })
+		apply("resolv-conf", func() { nc.resolvConf = *kc.ResolverConfig })
 		apply("file-check-frequency", func() { nc.fileCheckFrequency = kc.FileCheckFrequency.Duration })
 		apply("crashloop-backoff-max", func() { nc.backoffMax = maxRestartPeriod(kc) })
 		apply("register-node", func() { nc.cluster.registerNode = *kc.RegisterNode })
@@ -145,6 +154,11 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 		name = h
 	}
 	nc.nodeName = strings.ToLower(strings.TrimSpace(name))
+	for _, ip := range nc.clusterDNS {
+		if net.ParseIP(ip) == nil {
+			return nil, fmt.Errorf("--cluster-dns %q is not an IP address", ip)
+		}
+	}
 	switch {
 	case net.ParseIP(nc.nodeIP) == nil:
 		return nil, fmt.Errorf("--node-ip %q is not an IP address", nc.nodeIP)

@@ -41,10 +41,14 @@ nodeStatusUpdateFrequency: 3s
 nodeLeaseDurationSeconds: 12
 kubeAPIQPS: 5
 kubeAPIBurst: 9
+clusterDNS: [10.96.0.10]
+clusterDomain: cluster.local
+resolvConf: ""
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := resolveArgs(t, "--config", cfg, "--healthz-port", "20000", "--hostname-override", "Node-A", "--max-pods", "25")
+	nc, err := resolveArgs(t, "--config", cfg, "--healthz-port", "20000", "--hostname-override", "Node-A", "--max-pods", "25",
+		"--cluster-domain", "example.internal")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +76,9 @@ kubeAPIBurst: 9
 	if nc.nodeName != "node-a" {
 		t.Errorf("node name %q, want it lower-cased", nc.nodeName)
 	}
+	if !slices.Equal(nc.clusterDNS, []string{"10.96.0.10"}) || nc.clusterDomain != "example.internal" || nc.resolvConf != "" {
+		t.Errorf("DNS: clusterDNS %v, clusterDomain %q (the flag's), resolvConf %q (the config's none)", nc.clusterDNS, nc.clusterDomain, nc.resolvConf)
+	}
 	if !slices.Equal(nc.ignored, []string{"cgroupDriver"}) {
 		t.Errorf("ignored %v, want [cgroupDriver]", nc.ignored)
 	}
@@ -83,6 +90,9 @@ func TestResolveRejectsBadValues(t *testing.T) {
 	}
 	if _, err := resolveArgs(t, "--node-ip", "node-a"); err == nil || !strings.Contains(err.Error(), "--node-ip") {
 		t.Errorf("a node IP that is no IP: %v", err)
+	}
+	if _, err := resolveArgs(t, "--cluster-dns", "10.96.0.10,kube-dns"); err == nil || !strings.Contains(err.Error(), "--cluster-dns") {
+		t.Errorf("a cluster DNS that is no IP: %v", err)
 	}
 	if _, err := resolveArgs(t, "--root-dir", ""); err == nil || !strings.Contains(err.Error(), "--root-dir") {
 		t.Errorf("an empty root dir: %v", err)
