@@ -84,7 +84,10 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 			if err := mkdirLogs(PodLogDir(a.deps.PodConfig.PodLogsDir, m.pod)); err != nil {
 				return fail(res, "FailedCreatePodSandBox", err)
 			}
-			cfg := SandboxConfig(m.pod, e.Attempt, a.deps.PodConfig)
+			cfg, err := PodSandboxConfig(m.pod, e.Attempt, a.deps.PodConfig)
+			if err != nil {
+				return fail(res, "FailedCreatePodSandBox", err)
+			}
 			if id, err = rt.RunPodSandbox(ctx, cfg, a.deps.PodConfig.RuntimeHandler); err != nil {
 				return fail(res, "FailedCreatePodSandBox", err)
 			}

@@ -96,6 +96,8 @@ func Translate(ev *pb.Event) (kind, reason, message string) {
 		}
 	case *pb.Event_BackOffStarted:
 		return corev1.EventTypeWarning, BackOff, "Back-off restarting failed container " + e.BackOffStarted.Name
+	case *pb.Event_ActiveDeadlineExceeded:
+		return corev1.EventTypeNormal, lifecycle.ReasonDeadlineExceeded, lifecycle.MessageDeadlineExceeded
 	}
 	return "", "", ""
 }

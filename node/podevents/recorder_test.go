@@ -30,6 +30,7 @@ func TestRecorderUsesTheKubeletsReasons(t *testing.T) {
 		env(&pb.Event{Kind: &pb.Event_BackOffStarted{BackOffStarted: &pb.BackOffStarted{Name: "app"}}}),
 		env(&pb.Event{Kind: &pb.Event_SandboxFailed{SandboxFailed: &pb.SandboxFailed{Message: "no network"}}}),
 		env(&pb.Event{Kind: &pb.Event_PodRejected{PodRejected: &pb.PodRejected{Reason: "OutOfcpu", Message: "Node didn't have enough resource: cpu"}}}),
+		env(&pb.Event{Kind: &pb.Event_ActiveDeadlineExceeded{ActiveDeadlineExceeded: &pb.ActiveDeadlineExceeded{}}}),
 	})
 	r.Acting(pod, lifecycle.StopContainer{Name: "app", ID: "c1"})
 	r.Recorded(nil, []*pb.Envelope{env(&pb.Event{Kind: &pb.Event_ContainerStarted{ContainerStarted: &pb.ContainerStarted{Name: "orphan"}}})})
@@ -46,6 +47,7 @@ func TestRecorderUsesTheKubeletsReasons(t *testing.T) {
 		"Warning BackOff Back-off restarting failed container app",
 		"Warning FailedCreatePodSandBox Failed to create pod sandbox: no network",
 		"Warning OutOfcpu Node didn't have enough resource: cpu",
+		"Normal DeadlineExceeded Pod was active on the node longer than the specified deadline",
 		"Normal Killing Stopping container app",
 	}
 	if !slices.Equal(got, want) {
