@@ -219,28 +219,62 @@ func qosClass(pod *corev1.Pod) corev1.PodQOSClass {
 	if pod == nil {
 		return ""
 	}
-	requests, limits, guaranteed := false, false, true
-	for _, c := range pod.Spec.Containers {
-		if len(c.Resources.Requests) > 0 {
-			requests = true
-		}
-		if len(c.Resources.Limits) > 0 {
-			limits = true
-		}
-		for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			l, okL := c.Resources.Limits[res]
-			r, okR := c.Resources.Requests[res]
-			if !okL || (okR && r.Cmp(l) != 0) {
-				guaranteed = false
+	return QOSClass(pod)
+}
+
+// QOSClass is the pod's QoS class as the API computes it (ComputePodQOS of
+// k8s.io/kubernetes pkg/apis/core/v1/helper/qos), over the init and app
+// containers and cpu and memory alone: BestEffort when no container
+// requests or limits either, Guaranteed when every container's cpu and
+// memory requests equal non-zero limits, Burstable otherwise. A static
+// pod is not defaulted by an API server, so a missing request reads as
+// its limit, as the API's defaulting would set it. Pod-level resources
+// (spec.resources) are not considered. It is the one classification of
+// both the pod status and the containers' OOM score (actors).
+func QOSClass(pod *corev1.Pod) corev1.PodQOSClass {
+	var class corev1.PodQOSClass
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			cq := requirementsQOS(&cs[i].Resources)
+			switch {
+			case cq == corev1.PodQOSBurstable:
+				return cq
+			case class == "":
+				class = cq
+			case class != cq:
+				return corev1.PodQOSBurstable
 			}
 		}
 	}
-	switch {
-	case !requests && !limits:
+	if class == "" {
 		return corev1.PodQOSBestEffort
-	case guaranteed:
-		return corev1.PodQOSGuaranteed
-	default:
-		return corev1.PodQOSBurstable
 	}
+	return class
+}
+
+// requirementsQOS is the QoS class of one container's resources.
+func requirementsQOS(r *corev1.ResourceRequirements) corev1.PodQOSClass {
+	var class corev1.PodQOSClass
+	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		lim := r.Limits[res]
+		req, ok := r.Requests[res]
+		if !ok {
+			req = lim // the API's defaulting: requests default to limits
+		}
+		var rq corev1.PodQOSClass
+		switch {
+		case !req.Equal(lim):
+			return corev1.PodQOSBurstable
+		case req.IsZero():
+			rq = corev1.PodQOSBestEffort
+		default:
+			rq = corev1.PodQOSGuaranteed
+		}
+		if class == "" {
+			class = rq
+		} else if class != rq {
+			return corev1.PodQOSBurstable
+		}
+	}
+	return class
 }
