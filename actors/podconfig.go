@@ -33,6 +33,9 @@ type PodConfigOptions struct {
 	ResolvConf string
 	// ReadFile reads ResolvConf; nil is os.ReadFile.
 	ReadFile ReadFileFunc
+	// MemoryCapacity is the node's memory capacity in bytes, the base of
+	// a Burstable container's OOM score (ContainerOOMScoreAdj; 0: unknown).
+	MemoryCapacity int64
 }
 
 // SandboxConfig is PodSandboxConfig for callers that cannot handle its
@@ -232,7 +235,16 @@ func ContainerConfig(pod *corev1.Pod, c *corev1.Container, attempt uint32) *runt
 // of command and args are expanded against that environment, as the
 // kubelet does. The config holds the environment's values, secrets
 // included: it goes to the runtime and nowhere else.
+// Its OOM score adjustment is that of an unknown memory capacity; see
+// ContainerConfigWithOptions.
 func ContainerConfigWithEnv(pod *corev1.Pod, c *corev1.Container, attempt uint32, env Env) *runtimeapi.ContainerConfig {
+	return ContainerConfigWithOptions(pod, c, attempt, env, PodConfigOptions{})
+}
+
+// ContainerConfigWithOptions is ContainerConfigWithEnv on a node of
+// o.MemoryCapacity: the OOM score adjustment of a Burstable container
+// depends on it.
+func ContainerConfigWithOptions(pod *corev1.Pod, c *corev1.Container, attempt uint32, env Env, o PodConfigOptions) *runtimeapi.ContainerConfig {
 	labels := map[string]string{
 		cri.LabelPodUID:        string(pod.UID),
 		cri.LabelPodName:       pod.Name,
@@ -255,7 +267,7 @@ func ContainerConfigWithEnv(pod *corev1.Pod, c *corev1.Container, attempt uint32
 		LogPath: filepath.Join(c.Name, strconv.Itoa(int(attempt)-1)+".log"),
 		Stdin:   c.Stdin, StdinOnce: c.StdinOnce, Tty: c.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources:       resources(c),
+			Resources:       resources(pod, c, o.MemoryCapacity),
 			SecurityContext: securityContext(pod, c),
 		},
 	}
@@ -266,8 +278,8 @@ func ContainerConfigWithEnv(pod *corev1.Pod, c *corev1.Container, attempt uint32
 	return cfg
 }
 
-func resources(c *corev1.Container) *runtimeapi.LinuxContainerResources {
-	r := &runtimeapi.LinuxContainerResources{}
+func resources(pod *corev1.Pod, c *corev1.Container, memoryCapacity int64) *runtimeapi.LinuxContainerResources {
+	r := &runtimeapi.LinuxContainerResources{OomScoreAdj: ContainerOOMScoreAdj(pod, c, memoryCapacity)}
 	if cpu, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
 		r.CpuShares = max(2, cpu.MilliValue()*1024/1000)
 	} else if cpu, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {

@@ -142,3 +142,26 @@ func TestPodSandboxConfigDNSAndPorts(t *testing.T) {
 		t.Errorf("SandboxConfig without the host's DNS = %v", cfg)
 	}
 }
+
+func TestContainerConfigOOMScoreAdj(t *testing.T) {
+	burstable := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}, Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
+	guaranteed := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}, Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{ // limits alone: a static pod
+			Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
+	tests := []struct {
+		name string
+		cfg  *runtimeapi.ContainerConfig
+		want int64
+	}{
+		{"burstable on 4Gi", ContainerConfigWithOptions(burstable, &burstable.Spec.Containers[0], 1, Env{}, PodConfigOptions{MemoryCapacity: 4 << 30}), 750},
+		{"burstable, capacity unknown", ContainerConfig(burstable, &burstable.Spec.Containers[0], 1), 999},
+		{"guaranteed", ContainerConfig(guaranteed, &guaranteed.Spec.Containers[0], 1), -997},
+	}
+	for _, tt := range tests {
+		if got := tt.cfg.Linux.Resources.OomScoreAdj; got != tt.want {
+			t.Errorf("%s: OomScoreAdj = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
