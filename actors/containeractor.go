@@ -129,7 +129,7 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 				}
 			}
 			sbCfg := SandboxConfig(m.pod, 0, a.deps.PodConfig)
-			cfg := ContainerConfigWithEnv(m.pod, spec, e.Attempt, env)
+			cfg := ContainerConfigWithOptions(m.pod, spec, e.Attempt, env, a.deps.PodConfig)
 			if id, err = rt.CreateContainer(ctx, e.SandboxID, cfg, sbCfg); err != nil {
 				return fail(res, "CreateContainerError", err)
 			}

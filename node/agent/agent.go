@@ -50,6 +50,9 @@ type Config struct {
 	ClusterDNS    []string
 	ClusterDomain string
 	ResolvConf    string
+	// MemoryCapacity is the node's memory in bytes: Burstable containers'
+	// oom_score_adj is scaled by it (0: unknown, they get 999).
+	MemoryCapacity int64
 	// Registerer gets the pod and journal metrics (nil: not registered).
 	Registerer prometheus.Registerer
 	// ActorOptions configure the actor system (logging).
@@ -175,8 +178,9 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		Events: cfg.Events, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
-		PodConfig: actors.PodConfigOptions{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf},
-		Fatal:     func(err error) bool { return errors.Is(err, journal.ErrClosed) },
+		PodConfig: actors.PodConfigOptions{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
+			MemoryCapacity: cfg.MemoryCapacity},
+		Fatal: func(err error) bool { return errors.Is(err, journal.ErrClosed) },
 		OnFatal: func(err error) {
 			select {
 			case a.fatal <- err:

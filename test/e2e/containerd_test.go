@@ -123,6 +123,15 @@ func TestContainerdPods(t *testing.T) {
 	if !slices.Contains(privSpec.Process.Capabilities.Effective, "CAP_SYS_ADMIN") {
 		t.Errorf("privileged container lacks CAP_SYS_ADMIN: %v", privSpec.Process.Capabilities.Effective)
 	}
+	// oom_score_adj by QoS, as the kubelet sets it: priv is BestEffort (1000);
+	// web is Burstable (side has no CPU limit): 1000 - 1000 * its memory
+	// request (the 64Mi limit) / the node's memory, within [3, 999].
+	if adj := privSpec.Process.OOMScoreAdj; adj == nil || *adj != 1000 {
+		t.Errorf("BestEffort container's oomScoreAdj %v, want 1000", adj)
+	}
+	if adj := spec.Process.OOMScoreAdj; adj == nil || *adj < 3 || *adj > 999 {
+		t.Errorf("Burstable container's oomScoreAdj %v, want within [3, 999]", adj)
+	}
 
 	// Exit codes and reasons.
 	waitFor(t, "job Failed with exit code 3", func() (bool, string) {
@@ -227,6 +236,7 @@ type ociSpec struct {
 	Process struct {
 		User         struct{ UID uint32 }
 		Capabilities struct{ Effective []string }
+		OOMScoreAdj  *int `json:"oomScoreAdj"`
 	}
 	Linux struct {
 		Resources struct {

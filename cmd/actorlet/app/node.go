@@ -90,6 +90,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		ClusterDNS: nc.clusterDNS, ClusterDomain: nc.clusterDomain, ResolvConf: nc.resolvConf,
 		Lifecycle: lc, RelistPeriod: nc.relistPeriod, Logger: log, Registerer: reg, HostIP: nc.nodeIP,
 		ActorOptions: []actor.ConfigOption{actorLogging(log)}, NodeActor: nodeCfg, Allocatable: mach.Allocatable,
+		MemoryCapacity: mach.Capacity.Memory().Value(),
 	}
 	if api != nil {
 		acfg.Sources = []agent.PodSource{api.source}
