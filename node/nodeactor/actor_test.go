@@ -49,6 +49,14 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// stepping wraps a condition so that each poll first moves the clock a
+// second: each timer fires once it is due, whenever the actor armed it.
+func stepping(clk *clocktesting.FakeClock) func(cond func() bool) func() bool {
+	return func(cond func() bool) func() bool {
+		return func() bool { clk.Step(time.Second); return cond() }
+	}
+}
+
 // nodeGetter reads node-1 (an empty Node while there is none).
 func nodeGetter(client kubernetes.Interface) func() *corev1.Node {
 	return func() *corev1.Node {
@@ -90,11 +98,7 @@ func TestNodeRegistersReportsAndRenews(t *testing.T) {
 	}
 	eventually(t, "the lease", func() bool { return !lease().IsZero() })
 	first := lease()
-	// The clock moves a second per poll: each timer fires once it is due,
-	// whenever the actor armed it.
-	step := func(cond func() bool) func() bool {
-		return func() bool { clk.Step(time.Second); return cond() }
-	}
+	step := stepping(clk)
 	eventually(t, "a renewal", step(func() bool { return lease().After(first) }))
 
 	down.Store(true)
@@ -132,9 +136,7 @@ func TestStatusLeavesSpecAndOthersConditions(t *testing.T) {
 		t.Fatal(err)
 	}
 	down.Store(true)
-	step := func(cond func() bool) func() bool {
-		return func() bool { clk.Step(time.Second); return cond() }
-	}
+	step := stepping(clk)
 	eventually(t, "NotReady once the runtime is down", step(func() bool { return readyOf(get()) == corev1.ConditionFalse }))
 	n = get()
 	if len(n.Spec.Taints) != 2 || n.Spec.Taints[1].Key != corev1.TaintNodeNotReady {
