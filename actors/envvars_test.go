@@ -404,11 +404,11 @@ func TestLiteralEnv(t *testing.T) {
 	}
 }
 
-func TestContainerConfigWithEnvExpandsCommandAndArgs(t *testing.T) {
+func TestContainerConfigExpandsCommandAndArgs(t *testing.T) {
 	pod := envTestPod()
 	c := &corev1.Container{Name: "app", Command: []string{"/bin/$(BIN)", "$(MISSING)"}, Args: []string{"--port=$(PORT)", "$$(PORT)"}}
 	env := Env{Vars: []EnvVar{{"BIN", "server"}, {"PORT", "8080"}, {"SECRET", "s3"}}}
-	cfg := ContainerConfigWithEnv(pod, c, 1, env)
+	cfg := ContainerConfigWithOptions(pod, c, 1, env, PodConfigOptions{})
 	if got, want := strings.Join(cfg.Command, " "), "/bin/server $(MISSING)"; got != want {
 		t.Errorf("command %q, want %q", got, want)
 	}

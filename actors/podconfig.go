@@ -223,27 +223,20 @@ func protocol(p corev1.Protocol) runtimeapi.Protocol {
 }
 
 // ContainerConfig builds the CRI config of a container's attempt with the
-// container's literal env values alone (see LiteralEnv): for callers with
-// nothing to resolve valueFrom and envFrom with. The ContainerActor uses
-// ContainerConfigWithEnv.
+// container's literal env values alone (see LiteralEnv) on a node of unknown
+// memory capacity: for callers with nothing to resolve valueFrom and envFrom
+// with. The ContainerActor uses ContainerConfigWithOptions.
 func ContainerConfig(pod *corev1.Pod, c *corev1.Container, attempt uint32) *runtimeapi.ContainerConfig {
-	return ContainerConfigWithEnv(pod, c, attempt, LiteralEnv(c))
+	return ContainerConfigWithOptions(pod, c, attempt, LiteralEnv(c), PodConfigOptions{})
 }
 
-// ContainerConfigWithEnv builds the CRI config of a container's attempt
+// ContainerConfigWithOptions builds the CRI config of a container's attempt
 // with its resolved environment (see ContainerEnv); the $(VAR) references
 // of command and args are expanded against that environment, as the
 // kubelet does. The config holds the environment's values, secrets
-// included: it goes to the runtime and nowhere else.
-// Its OOM score adjustment is that of an unknown memory capacity; see
-// ContainerConfigWithOptions.
-func ContainerConfigWithEnv(pod *corev1.Pod, c *corev1.Container, attempt uint32, env Env) *runtimeapi.ContainerConfig {
-	return ContainerConfigWithOptions(pod, c, attempt, env, PodConfigOptions{})
-}
-
-// ContainerConfigWithOptions is ContainerConfigWithEnv on a node of
-// o.MemoryCapacity: the OOM score adjustment of a Burstable container
-// depends on it.
+// included: it goes to the runtime and nowhere else. The OOM score
+// adjustment of a Burstable container depends on o.MemoryCapacity (0:
+// unknown).
 func ContainerConfigWithOptions(pod *corev1.Pod, c *corev1.Container, attempt uint32, env Env, o PodConfigOptions) *runtimeapi.ContainerConfig {
 	labels := map[string]string{
 		cri.LabelPodUID:        string(pod.UID),
