@@ -13,7 +13,9 @@
 //   - Bursts coalesce: a pod waiting in the queue is written once, with its
 //     newest status. Failed writes are retried per pod with exponential
 //     back-off (RetryMin doubling to RetryMax); nothing is dropped while the
-//     API server is unreachable, and a resync re-checks every pod.
+//     API server is unreachable, and a resync re-checks every pod: a
+//     status someone else changed since the last write (the node lifecycle
+//     controller marking pods not Ready after an outage) is written again.
 //   - Each write carries the pod's UID as a precondition: a status or a
 //     deletion never reaches a new pod that reuses the name.
 //   - A pod the node removed after its deletion (deletionTimestamp) is

@@ -54,7 +54,10 @@ func (w *Writer) syncMirror(ctx context.Context, v view) error {
 		v.server = created
 	}
 	if v.written >= v.seq && v.server != nil && v.server.UID == mirror.UID {
-		return nil
+		if !changedSince(v.server, mirror) {
+			return nil
+		}
+		v.server = mirror // changed by someone else: re-check our status
 	}
 	return w.writeStatus(ctx, v, mirror.UID)
 }

@@ -243,9 +243,24 @@ func (w *Writer) sync(ctx context.Context, uid string) error {
 		return w.deletePod(ctx, v, v.pod.Namespace, v.pod.Name, v.pod.UID)
 	}
 	if v.written >= v.seq && v.server != nil {
-		return nil
+		cached, err := w.opts.Pods.Pods(v.pod.Namespace).Get(v.pod.Name)
+		if err != nil || !changedSince(v.server, cached) {
+			return nil
+		}
+		// Someone else wrote the object since (the node lifecycle
+		// controller marks pods not Ready when the node's lease lapses):
+		// check that the PodActor's word still holds, and write it again
+		// if not.
+		v.server = cached
 	}
 	return w.writeStatus(ctx, v, v.pod.UID)
+}
+
+// changedSince: the cached object is the one last written (same UID) but
+// another version of it. A cache lagging behind the last write can make
+// this true too; the write that follows is then a no-op or a repeat.
+func changedSince(written, cached *corev1.Pod) bool {
+	return cached != nil && written != nil && cached.UID == written.UID && cached.ResourceVersion != written.ResourceVersion
 }
 
 // deletePod deletes the API object of a removed pod: grace 0, UID

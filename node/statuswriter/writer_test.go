@@ -32,6 +32,11 @@ type fixture struct {
 
 func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	t.Helper()
+	return newFixtureResync(t, time.Hour, objs...)
+}
+
+func newFixtureResync(t *testing.T, resync time.Duration, objs ...runtime.Object) *fixture {
+	t.Helper()
 	client := fake.NewClientset(objs...)
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	for _, o := range objs {
@@ -42,7 +47,7 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 		}
 	}
 	w, err := statuswriter.New(statuswriter.Options{Client: client, Pods: corelisters.NewPodLister(indexer), NodeName: "node-1",
-		RetryMin: time.Millisecond, RetryMax: 10 * time.Millisecond, ResyncPeriod: time.Hour})
+		RetryMin: time.Millisecond, RetryMax: 10 * time.Millisecond, ResyncPeriod: resync})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,4 +247,37 @@ func TestWriterKeepsMirrorPods(t *testing.T) {
 	}
 	f.w.PodStatus(actors.PodUpdate{UID: "hash-1", Pod: static, Status: status(corev1.PodSucceeded, corev1.ConditionFalse), Seq: 9, Removed: true})
 	eventually(t, "the mirror pod deleted", func() bool { return get().UID == "" })
+}
+
+// The node lifecycle controller marks a node's pods not Ready when its
+// lease lapses (an API server outage); the next resync writes the
+// PodActor's status again.
+func TestWriterRewritesAStatusSomeoneElseChanged(t *testing.T) {
+	f := newFixtureResync(t, time.Millisecond, apiPod("web", "uid-1"))
+	f.w.PodStatus(actors.PodUpdate{UID: "uid-1", Pod: apiPod("web", "uid-1"), Status: status(corev1.PodRunning, corev1.ConditionTrue), Seq: 1})
+	f.run()
+	ready := func() corev1.ConditionStatus {
+		for _, c := range f.pod("web").Status.Conditions {
+			if c.Type == corev1.PodReady {
+				return c.Status
+			}
+		}
+		return ""
+	}
+	eventually(t, "web Ready", func() bool { return ready() == corev1.ConditionTrue })
+	patches := len(f.actions("patch"))
+
+	byController := f.pod("web")
+	byController.ResourceVersion = "controller-1"
+	byController.Status.Conditions = status(corev1.PodRunning, corev1.ConditionFalse).Conditions
+	if _, err := f.client.CoreV1().Pods("default").UpdateStatus(context.Background(), byController, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.indexer.Update(byController); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "web Ready again", func() bool { return ready() == corev1.ConditionTrue })
+	if got := len(f.actions("patch")); got != patches+1 {
+		t.Fatalf("%d patches after the controller's write, want 1", got-patches)
+	}
 }
