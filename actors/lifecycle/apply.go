@@ -118,6 +118,7 @@ func Apply(s *State, env *pb.Envelope) {
 		}
 		r.Attempt = ev.Attempt
 		r.Id = ""
+		r.Ready, r.StartupDone, r.KillReason, r.KillMessage = false, false, "", ""
 		r.Phase = pb.ContainerPhase_CONTAINER_REQUESTED
 		r.WaitingReason, r.WaitingMessage = "", ""
 		r.StartedAtUnixNano, r.FinishedAtUnixNano, r.CreatedAtUnixNano = 0, 0, 0
@@ -160,6 +161,7 @@ func Apply(s *State, env *pb.Envelope) {
 		r := s.container(ev.Name)
 		if r.Id == ev.ContainerId && r.Phase != pb.ContainerPhase_CONTAINER_EXITED {
 			r.Phase = pb.ContainerPhase_CONTAINER_EXITED
+			r.Ready = false
 			r.ExitCode = ev.ExitCode
 			r.Reason = ev.Reason
 			r.Message = ev.Message
@@ -222,6 +224,10 @@ func Apply(s *State, env *pb.Envelope) {
 	case *pb.Event_ActiveDeadlineExceeded:
 		s.P.DeadlineExceeded = true
 		s.P.KillDeadlineUnixNano = e.ActiveDeadlineExceeded.DeadlineUnixNano
+	case *pb.Event_ProbeChanged:
+		applyProbe(s, e.ProbeChanged)
+	case *pb.Event_HookFailed:
+		applyHookFailed(s, e.HookFailed)
 	case *pb.Event_PodTerminated:
 		s.P.Terminated = true
 		s.P.FinalPhase = e.PodTerminated.Phase

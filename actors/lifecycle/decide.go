@@ -17,7 +17,7 @@ import (
 )
 
 // Input is what a pod reacts to: *pb.PodDesired, *pb.PodUndesired,
-// *pb.RuntimeObserved, *pb.Tick or *pb.EffectResult. EffectResults carry
+// *pb.RuntimeObserved, *pb.Tick, *pb.ProbeResult or *pb.EffectResult. EffectResults carry
 // only definitive outcomes: the caller retries transient failures of an
 // effect itself.
 type Input = proto.Message
@@ -97,6 +97,8 @@ func (d *decider) react(in Input) {
 		d.reconcile(in)
 	case *pb.EffectResult:
 		d.result(in)
+	case *pb.ProbeResult:
+		d.probe(in)
 	case *pb.Tick, nil:
 	}
 }
@@ -406,17 +408,25 @@ func (d *decider) result(res *pb.EffectResult) {
 			return
 		}
 		d.started(r, res.StartedAtUnixNano, false)
+		if res.HookError != "" {
+			d.hookFailed(r, HookPostStart, res.HookError)
+		}
 	case "stop":
 		r := d.recordByID(rest)
 		if r == nil || res.Failed {
 			return
 		}
 		if r.Phase == pb.ContainerPhase_CONTAINER_CREATED || r.Phase == pb.ContainerPhase_CONTAINER_RUNNING {
+			if res.HookError != "" {
+				d.hookFailed(r, HookPreStop, res.HookError)
+			}
 			started := res.StartedAtUnixNano
 			if started == 0 {
 				started = r.StartedAtUnixNano
 			}
-			d.exited(r, res.ExitCode, res.ExitReason, "", started, res.FinishedAtUnixNano, false)
+			// A container killed for a failed probe or hook is restarted
+			// with back-off, as after a crash.
+			d.exited(r, res.ExitCode, res.ExitReason, "", started, res.FinishedAtUnixNano, r.KillReason != "")
 		}
 	case "rmcontainer":
 		if res.Failed {

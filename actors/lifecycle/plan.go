@@ -99,6 +99,9 @@ func (d *decider) planContainer(fx *effects, spec *corev1.Container, sb *pb.Sand
 		fx.add(StartContainer{Name: r.Name, Attempt: r.Attempt, ID: r.Id})
 		return
 	case pb.ContainerPhase_CONTAINER_RUNNING:
+		if r.KillReason != "" {
+			fx.add(StopContainer{Name: r.Name, Attempt: r.Attempt, ID: r.Id, Grace: d.killGrace(spec, r.KillReason)})
+		}
 		return
 	case pb.ContainerPhase_CONTAINER_EXITED:
 		if !d.restartWanted(r) {

@@ -99,8 +99,8 @@ func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.Con
 	case pb.ContainerPhase_CONTAINER_RUNNING:
 		cs.ContainerID = id(r.Id)
 		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(0, r.StartedAtUnixNano))}
-		cs.Ready = !s.P.Terminating && !s.P.DeadlineExceeded
-		started := true
+		ready, started := containerReady(spec, r)
+		cs.Ready = ready && !s.P.Terminating && !s.P.DeadlineExceeded
 		cs.Started = &started
 	case pb.ContainerPhase_CONTAINER_EXITED:
 		term := terminated(r.LastTermination, id(r.Id))

@@ -145,11 +145,48 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 				res.ExitCode = int32(n)
 			case "exit-reason":
 				res.ExitReason = v
+			case "hook-error":
+				res.HookError = v
 			default:
 				return "", fmt.Errorf("unknown arg %q", a.Key)
 			}
 		}
 		return h.decide(res), nil
+	case "probe":
+		// A probe worker's thresholded result:
+		//   probe name=app id=c1 kind=readiness ok=true msg=...
+		res := &pb.ProbeResult{}
+		for _, a := range d.CmdArgs {
+			v := strings.Join(a.Vals, ",")
+			switch a.Key {
+			case "name":
+				res.Name = v
+			case "id":
+				res.ContainerId = v
+			case "kind":
+				k, ok := pb.ProbeKind_value["PROBE_"+strings.ToUpper(v)]
+				if !ok {
+					return "", fmt.Errorf("unknown probe kind %q", v)
+				}
+				res.Kind = pb.ProbeKind(k)
+			case "ok":
+				res.Success = v == "true"
+			case "msg":
+				res.Message = v
+			default:
+				return "", fmt.Errorf("unknown arg %q", a.Key)
+			}
+		}
+		return h.decide(res), nil
+	case "probe-targets":
+		var b strings.Builder
+		for _, t := range lifecycle.ProbeTargets(h.state) {
+			fmt.Fprintf(&b, "%s id=%s startup-done=%v\n", t.Name, t.ContainerID, t.StartupDone)
+		}
+		if b.Len() == 0 {
+			return "none\n", nil
+		}
+		return b.String(), nil
 	case "observe":
 		obs, err := parseObserved(d, h.now)
 		if err != nil {
@@ -271,6 +308,9 @@ func formatStatus(st corev1.PodStatus) string {
 	fmt.Fprintf(&b, "conditions: %s\n", strings.Join(conds, " "))
 	for _, cs := range st.ContainerStatuses {
 		fmt.Fprintf(&b, "%s: restarts=%d ready=%v", cs.Name, cs.RestartCount, cs.Ready)
+		if cs.Started != nil && !*cs.Started && cs.State.Running != nil {
+			b.WriteString(" started=false")
+		}
 		switch {
 		case cs.State.Running != nil:
 			fmt.Fprintf(&b, " running id=%s", cs.ContainerID)

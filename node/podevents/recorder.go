@@ -32,6 +32,10 @@ const (
 	BackOff                = "BackOff"
 	FailedCreatePodSandBox = "FailedCreatePodSandBox"
 	SandboxChanged         = "SandboxChanged"
+	Unhealthy              = "Unhealthy"
+	FailedPostStartHook    = "FailedPostStartHook"
+	FailedPreStopHook      = "FailedPreStopHook"
+	FailedMount            = "FailedMount"
 )
 
 // Recorder records pod events through a client-go EventRecorder. It
@@ -81,6 +85,9 @@ func Translate(ev *pb.Event) (kind, reason, message string) {
 	case *pb.Event_ImagePullFailed:
 		return corev1.EventTypeWarning, Failed, fmt.Sprintf("Failed to pull image %q: %s: %s", e.ImagePullFailed.Image, e.ImagePullFailed.Reason, e.ImagePullFailed.Message)
 	case *pb.Event_SandboxFailed:
+		if e.SandboxFailed.Reason == FailedMount {
+			return corev1.EventTypeWarning, FailedMount, e.SandboxFailed.Message
+		}
 		return corev1.EventTypeWarning, FailedCreatePodSandBox, "Failed to create pod sandbox: " + e.SandboxFailed.Message
 	case *pb.Event_SandboxLost:
 		return corev1.EventTypeNormal, SandboxChanged, "Pod sandbox changed, it will be killed and re-created."
@@ -98,6 +105,29 @@ func Translate(ev *pb.Event) (kind, reason, message string) {
 		return corev1.EventTypeWarning, BackOff, "Back-off restarting failed container " + e.BackOffStarted.Name
 	case *pb.Event_ActiveDeadlineExceeded:
 		return corev1.EventTypeNormal, lifecycle.ReasonDeadlineExceeded, lifecycle.MessageDeadlineExceeded
+	case *pb.Event_ProbeChanged:
+		if p := e.ProbeChanged; !p.Success {
+			return corev1.EventTypeWarning, Unhealthy, fmt.Sprintf("%s probe failed: %s", probeName(p.Kind), p.Message)
+		}
+	case *pb.Event_HookFailed:
+		h := e.HookFailed
+		reason := FailedPostStartHook
+		if h.Hook == lifecycle.HookPreStop {
+			reason = FailedPreStopHook
+		}
+		return corev1.EventTypeWarning, reason, fmt.Sprintf("%s hook for container %s failed: %s", h.Hook, h.Name, h.Message)
 	}
 	return "", "", ""
+}
+
+// probeName is the kubelet's name of a probe kind in events.
+func probeName(k pb.ProbeKind) string {
+	switch k {
+	case pb.ProbeKind_PROBE_STARTUP:
+		return "Startup"
+	case pb.ProbeKind_PROBE_LIVENESS:
+		return "Liveness"
+	default:
+		return "Readiness"
+	}
 }

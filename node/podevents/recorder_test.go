@@ -31,6 +31,11 @@ func TestRecorderUsesTheKubeletsReasons(t *testing.T) {
 		env(&pb.Event{Kind: &pb.Event_SandboxFailed{SandboxFailed: &pb.SandboxFailed{Message: "no network"}}}),
 		env(&pb.Event{Kind: &pb.Event_PodRejected{PodRejected: &pb.PodRejected{Reason: "OutOfcpu", Message: "Node didn't have enough resource: cpu"}}}),
 		env(&pb.Event{Kind: &pb.Event_ActiveDeadlineExceeded{ActiveDeadlineExceeded: &pb.ActiveDeadlineExceeded{}}}),
+		env(&pb.Event{Kind: &pb.Event_ProbeChanged{ProbeChanged: &pb.ProbeChanged{Name: "app", Kind: pb.ProbeKind_PROBE_READINESS, Success: true}}}),
+		env(&pb.Event{Kind: &pb.Event_ProbeChanged{ProbeChanged: &pb.ProbeChanged{Name: "app", Kind: pb.ProbeKind_PROBE_LIVENESS, Message: "HTTP probe failed with statuscode: 500"}}}),
+		env(&pb.Event{Kind: &pb.Event_HookFailed{HookFailed: &pb.HookFailed{Name: "app", Hook: "PostStart", Message: "exit code 1"}}}),
+		env(&pb.Event{Kind: &pb.Event_HookFailed{HookFailed: &pb.HookFailed{Name: "app", Hook: "PreStop", Message: "timed out"}}}),
+		env(&pb.Event{Kind: &pb.Event_SandboxFailed{SandboxFailed: &pb.SandboxFailed{Reason: "FailedMount", Message: `MountVolume.SetUp failed for volume "cfg" : configmap "cfg" not found`}}}),
 	})
 	r.Acting(pod, lifecycle.StopContainer{Name: "app", ID: "c1"})
 	r.Recorded(nil, []*pb.Envelope{env(&pb.Event{Kind: &pb.Event_ContainerStarted{ContainerStarted: &pb.ContainerStarted{Name: "orphan"}}})})
@@ -48,6 +53,10 @@ func TestRecorderUsesTheKubeletsReasons(t *testing.T) {
 		"Warning FailedCreatePodSandBox Failed to create pod sandbox: no network",
 		"Warning OutOfcpu Node didn't have enough resource: cpu",
 		"Normal DeadlineExceeded Pod was active on the node longer than the specified deadline",
+		"Warning Unhealthy Liveness probe failed: HTTP probe failed with statuscode: 500",
+		"Warning FailedPostStartHook PostStart hook for container app failed: exit code 1",
+		"Warning FailedPreStopHook PreStop hook for container app failed: timed out",
+		`Warning FailedMount MountVolume.SetUp failed for volume "cfg" : configmap "cfg" not found`,
 		"Normal Killing Stopping container app",
 	}
 	if !slices.Equal(got, want) {

@@ -57,6 +57,12 @@ func (x *Event) Describe(base time.Time) string {
 			parts = append(parts, strings.TrimSuffix(name, "_unix_nano")+"="+s)
 		case strings.HasSuffix(name, "_nanos"):
 			parts = append(parts, fmt.Sprintf("%s=%s", strings.TrimSuffix(name, "_nanos"), time.Duration(v.Int())))
+		case f.Kind() == protoreflect.EnumKind:
+			if ev := f.Enum().Values().ByNumber(v.Enum()); ev != nil {
+				parts = append(parts, name+"="+string(ev.Name()))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s=%d", name, v.Enum()))
+			}
 		case f.Kind() == protoreflect.StringKind:
 			parts = append(parts, fmt.Sprintf("%s=%q", name, v.String()))
 		default:

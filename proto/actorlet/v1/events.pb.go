@@ -25,6 +25,58 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type ProbeKind int32
+
+const (
+	ProbeKind_PROBE_NONE      ProbeKind = 0
+	ProbeKind_PROBE_STARTUP   ProbeKind = 1
+	ProbeKind_PROBE_LIVENESS  ProbeKind = 2
+	ProbeKind_PROBE_READINESS ProbeKind = 3
+)
+
+// Enum value maps for ProbeKind.
+var (
+	ProbeKind_name = map[int32]string{
+		0: "PROBE_NONE",
+		1: "PROBE_STARTUP",
+		2: "PROBE_LIVENESS",
+		3: "PROBE_READINESS",
+	}
+	ProbeKind_value = map[string]int32{
+		"PROBE_NONE":      0,
+		"PROBE_STARTUP":   1,
+		"PROBE_LIVENESS":  2,
+		"PROBE_READINESS": 3,
+	}
+)
+
+func (x ProbeKind) Enum() *ProbeKind {
+	p := new(ProbeKind)
+	*p = x
+	return p
+}
+
+func (x ProbeKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ProbeKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_actorlet_v1_events_proto_enumTypes[0].Descriptor()
+}
+
+func (ProbeKind) Type() protoreflect.EnumType {
+	return &file_actorlet_v1_events_proto_enumTypes[0]
+}
+
+func (x ProbeKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ProbeKind.Descriptor instead.
+func (ProbeKind) EnumDescriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{0}
+}
+
 type SandboxPhase int32
 
 const (
@@ -67,11 +119,11 @@ func (x SandboxPhase) String() string {
 }
 
 func (SandboxPhase) Descriptor() protoreflect.EnumDescriptor {
-	return file_actorlet_v1_events_proto_enumTypes[0].Descriptor()
+	return file_actorlet_v1_events_proto_enumTypes[1].Descriptor()
 }
 
 func (SandboxPhase) Type() protoreflect.EnumType {
-	return &file_actorlet_v1_events_proto_enumTypes[0]
+	return &file_actorlet_v1_events_proto_enumTypes[1]
 }
 
 func (x SandboxPhase) Number() protoreflect.EnumNumber {
@@ -80,7 +132,7 @@ func (x SandboxPhase) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SandboxPhase.Descriptor instead.
 func (SandboxPhase) EnumDescriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{0}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{1}
 }
 
 type ContainerPhase int32
@@ -125,11 +177,11 @@ func (x ContainerPhase) String() string {
 }
 
 func (ContainerPhase) Descriptor() protoreflect.EnumDescriptor {
-	return file_actorlet_v1_events_proto_enumTypes[1].Descriptor()
+	return file_actorlet_v1_events_proto_enumTypes[2].Descriptor()
 }
 
 func (ContainerPhase) Type() protoreflect.EnumType {
-	return &file_actorlet_v1_events_proto_enumTypes[1]
+	return &file_actorlet_v1_events_proto_enumTypes[2]
 }
 
 func (x ContainerPhase) Number() protoreflect.EnumNumber {
@@ -138,7 +190,7 @@ func (x ContainerPhase) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ContainerPhase.Descriptor instead.
 func (ContainerPhase) EnumDescriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{1}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{2}
 }
 
 // Envelope is one journal record: one event of one pod.
@@ -323,6 +375,8 @@ type Event struct {
 	//	*Event_ContainerRemoved
 	//	*Event_SandboxLost
 	//	*Event_ActiveDeadlineExceeded
+	//	*Event_ProbeChanged
+	//	*Event_HookFailed
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -554,6 +608,24 @@ func (x *Event) GetActiveDeadlineExceeded() *ActiveDeadlineExceeded {
 	return nil
 }
 
+func (x *Event) GetProbeChanged() *ProbeChanged {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_ProbeChanged); ok {
+			return x.ProbeChanged
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetHookFailed() *HookFailed {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_HookFailed); ok {
+			return x.HookFailed
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -642,6 +714,14 @@ type Event_ActiveDeadlineExceeded struct {
 	ActiveDeadlineExceeded *ActiveDeadlineExceeded `protobuf:"bytes,21,opt,name=active_deadline_exceeded,json=activeDeadlineExceeded,proto3,oneof"`
 }
 
+type Event_ProbeChanged struct {
+	ProbeChanged *ProbeChanged `protobuf:"bytes,22,opt,name=probe_changed,json=probeChanged,proto3,oneof"`
+}
+
+type Event_HookFailed struct {
+	HookFailed *HookFailed `protobuf:"bytes,23,opt,name=hook_failed,json=hookFailed,proto3,oneof"`
+}
+
 func (*Event_PodAccepted) isEvent_Kind() {}
 
 func (*Event_PodRejected) isEvent_Kind() {}
@@ -683,6 +763,10 @@ func (*Event_ContainerRemoved) isEvent_Kind() {}
 func (*Event_SandboxLost) isEvent_Kind() {}
 
 func (*Event_ActiveDeadlineExceeded) isEvent_Kind() {}
+
+func (*Event_ProbeChanged) isEvent_Kind() {}
+
+func (*Event_HookFailed) isEvent_Kind() {}
 
 // PodAccepted: the node took the pod. pod_json is the v1.Pod as received,
 // without status and without any Secret data (pods only reference Secrets).
@@ -1833,6 +1917,158 @@ func (x *ActiveDeadlineExceeded) GetMessage() string {
 	return ""
 }
 
+// ProbeChanged: a probe of a running container changed its thresholded
+// result (each probe run is not journaled, only the flips). Readiness sets
+// the container's ready flag; a startup success lets liveness and
+// readiness begin; a liveness or startup failure has the container killed
+// and restarted as its pod's restartPolicy says.
+type ProbeChanged struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	ContainerId   string                 `protobuf:"bytes,2,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	Kind          ProbeKind              `protobuf:"varint,3,opt,name=kind,proto3,enum=actorlet.v1.ProbeKind" json:"kind,omitempty"`
+	Success       bool                   `protobuf:"varint,4,opt,name=success,proto3" json:"success,omitempty"`
+	Message       string                 `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeChanged) Reset() {
+	*x = ProbeChanged{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeChanged) ProtoMessage() {}
+
+func (x *ProbeChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeChanged.ProtoReflect.Descriptor instead.
+func (*ProbeChanged) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ProbeChanged) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ProbeChanged) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *ProbeChanged) GetKind() ProbeKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ProbeKind_PROBE_NONE
+}
+
+func (x *ProbeChanged) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+func (x *ProbeChanged) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// HookFailed: a lifecycle hook of a container failed. A failed PostStart
+// has the container killed (FailedPostStartHook); a failed PreStop is
+// recorded and the stop goes on.
+type HookFailed struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	ContainerId   string                 `protobuf:"bytes,2,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	Hook          string                 `protobuf:"bytes,3,opt,name=hook,proto3" json:"hook,omitempty"`
+	Message       string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HookFailed) Reset() {
+	*x = HookFailed{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HookFailed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HookFailed) ProtoMessage() {}
+
+func (x *HookFailed) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HookFailed.ProtoReflect.Descriptor instead.
+func (*HookFailed) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *HookFailed) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *HookFailed) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *HookFailed) GetHook() string {
+	if x != nil {
+		return x.Hook
+	}
+	return ""
+}
+
+func (x *HookFailed) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type SandboxStopped struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SandboxId     string                 `protobuf:"bytes,1,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
@@ -1842,7 +2078,7 @@ type SandboxStopped struct {
 
 func (x *SandboxStopped) Reset() {
 	*x = SandboxStopped{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[20]
+	mi := &file_actorlet_v1_events_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1854,7 +2090,7 @@ func (x *SandboxStopped) String() string {
 func (*SandboxStopped) ProtoMessage() {}
 
 func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[20]
+	mi := &file_actorlet_v1_events_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1867,7 +2103,7 @@ func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStopped.ProtoReflect.Descriptor instead.
 func (*SandboxStopped) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{20}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SandboxStopped) GetSandboxId() string {
@@ -1886,7 +2122,7 @@ type SandboxRemoved struct {
 
 func (x *SandboxRemoved) Reset() {
 	*x = SandboxRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[21]
+	mi := &file_actorlet_v1_events_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1898,7 +2134,7 @@ func (x *SandboxRemoved) String() string {
 func (*SandboxRemoved) ProtoMessage() {}
 
 func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[21]
+	mi := &file_actorlet_v1_events_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1911,7 +2147,7 @@ func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRemoved.ProtoReflect.Descriptor instead.
 func (*SandboxRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{21}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SandboxRemoved) GetSandboxId() string {
@@ -1930,7 +2166,7 @@ type PodTerminated struct {
 
 func (x *PodTerminated) Reset() {
 	*x = PodTerminated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1942,7 +2178,7 @@ func (x *PodTerminated) String() string {
 func (*PodTerminated) ProtoMessage() {}
 
 func (x *PodTerminated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1955,7 +2191,7 @@ func (x *PodTerminated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodTerminated.ProtoReflect.Descriptor instead.
 func (*PodTerminated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PodTerminated) GetPhase() string {
@@ -1973,7 +2209,7 @@ type PodRemoved struct {
 
 func (x *PodRemoved) Reset() {
 	*x = PodRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1985,7 +2221,7 @@ func (x *PodRemoved) String() string {
 func (*PodRemoved) ProtoMessage() {}
 
 func (x *PodRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1998,7 +2234,7 @@ func (x *PodRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRemoved.ProtoReflect.Descriptor instead.
 func (*PodRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{23}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 // PodState is the pod as the journal knows it: the fold of its events.
@@ -2035,7 +2271,7 @@ type PodState struct {
 
 func (x *PodState) Reset() {
 	*x = PodState{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2047,7 +2283,7 @@ func (x *PodState) String() string {
 func (*PodState) ProtoMessage() {}
 
 func (x *PodState) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2060,7 +2296,7 @@ func (x *PodState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodState.ProtoReflect.Descriptor instead.
 func (*PodState) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PodState) GetUid() string {
@@ -2236,7 +2472,7 @@ type SandboxRecord struct {
 
 func (x *SandboxRecord) Reset() {
 	*x = SandboxRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2248,7 +2484,7 @@ func (x *SandboxRecord) String() string {
 func (*SandboxRecord) ProtoMessage() {}
 
 func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2261,7 +2497,7 @@ func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRecord.ProtoReflect.Descriptor instead.
 func (*SandboxRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SandboxRecord) GetAttempt() uint32 {
@@ -2350,13 +2586,22 @@ type ContainerRecord struct {
 	Failures             uint32                 `protobuf:"varint,19,opt,name=failures,proto3" json:"failures,omitempty"`
 	// created_at: journal time of ContainerCreated (guards against stale runtime views).
 	CreatedAtUnixNano int64 `protobuf:"varint,20,opt,name=created_at_unix_nano,json=createdAtUnixNano,proto3" json:"created_at_unix_nano,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// ready: the readiness probe's last word on this container (ID); a
+	// container without a readiness probe is ready once started.
+	Ready bool `protobuf:"varint,21,opt,name=ready,proto3" json:"ready,omitempty"`
+	// startup_done: the startup probe succeeded for this container (ID).
+	StartupDone bool `protobuf:"varint,22,opt,name=startup_done,json=startupDone,proto3" json:"startup_done,omitempty"`
+	// kill_reason: the container (ID) is to be killed and restarted: a
+	// liveness or startup probe failed, or its PostStart hook did.
+	KillReason    string `protobuf:"bytes,23,opt,name=kill_reason,json=killReason,proto3" json:"kill_reason,omitempty"`
+	KillMessage   string `protobuf:"bytes,24,opt,name=kill_message,json=killMessage,proto3" json:"kill_message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2368,7 +2613,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2381,7 +2626,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ContainerRecord) GetName() string {
@@ -2524,6 +2769,34 @@ func (x *ContainerRecord) GetCreatedAtUnixNano() int64 {
 	return 0
 }
 
+func (x *ContainerRecord) GetReady() bool {
+	if x != nil {
+		return x.Ready
+	}
+	return false
+}
+
+func (x *ContainerRecord) GetStartupDone() bool {
+	if x != nil {
+		return x.StartupDone
+	}
+	return false
+}
+
+func (x *ContainerRecord) GetKillReason() string {
+	if x != nil {
+		return x.KillReason
+	}
+	return ""
+}
+
+func (x *ContainerRecord) GetKillMessage() string {
+	if x != nil {
+		return x.KillMessage
+	}
+	return ""
+}
+
 type Termination struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId        string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
@@ -2538,7 +2811,7 @@ type Termination struct {
 
 func (x *Termination) Reset() {
 	*x = Termination{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2550,7 +2823,7 @@ func (x *Termination) String() string {
 func (*Termination) ProtoMessage() {}
 
 func (x *Termination) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2563,7 +2836,7 @@ func (x *Termination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Termination.ProtoReflect.Descriptor instead.
 func (*Termination) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Termination) GetContainerId() string {
@@ -2624,7 +2897,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12$\n" +
 	"\x0etime_unix_nano\x18\x03 \x01(\x03R\ftimeUnixNano\x12\x17\n" +
 	"\apod_uid\x18\x04 \x01(\tR\x06podUid\x12+\n" +
-	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\x89\f\n" +
+	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\x87\r\n" +
 	"\x05Event\x12=\n" +
 	"\fpod_accepted\x18\x01 \x01(\v2\x18.actorlet.v1.PodAcceptedH\x00R\vpodAccepted\x12=\n" +
 	"\fpod_rejected\x18\x02 \x01(\v2\x18.actorlet.v1.PodRejectedH\x00R\vpodRejected\x12=\n" +
@@ -2648,7 +2921,10 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"podRemoved\x12L\n" +
 	"\x11container_removed\x18\x13 \x01(\v2\x1d.actorlet.v1.ContainerRemovedH\x00R\x10containerRemoved\x12=\n" +
 	"\fsandbox_lost\x18\x14 \x01(\v2\x18.actorlet.v1.SandboxLostH\x00R\vsandboxLost\x12_\n" +
-	"\x18active_deadline_exceeded\x18\x15 \x01(\v2#.actorlet.v1.ActiveDeadlineExceededH\x00R\x16activeDeadlineExceededB\x06\n" +
+	"\x18active_deadline_exceeded\x18\x15 \x01(\v2#.actorlet.v1.ActiveDeadlineExceededH\x00R\x16activeDeadlineExceeded\x12@\n" +
+	"\rprobe_changed\x18\x16 \x01(\v2\x19.actorlet.v1.ProbeChangedH\x00R\fprobeChanged\x12:\n" +
+	"\vhook_failed\x18\x17 \x01(\v2\x17.actorlet.v1.HookFailedH\x00R\n" +
+	"hookFailedB\x06\n" +
 	"\x04kind\"a\n" +
 	"\vPodAccepted\x12\x19\n" +
 	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x1f\n" +
@@ -2734,6 +3010,18 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x12grace_period_nanos\x18\x01 \x01(\x03R\x10gracePeriodNanos\x12,\n" +
 	"\x12deadline_unix_nano\x18\x02 \x01(\x03R\x10deadlineUnixNano\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\xa5\x01\n" +
+	"\fProbeChanged\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
+	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\x12*\n" +
+	"\x04kind\x18\x03 \x01(\x0e2\x16.actorlet.v1.ProbeKindR\x04kind\x12\x18\n" +
+	"\asuccess\x18\x04 \x01(\bR\asuccess\x12\x18\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"q\n" +
+	"\n" +
+	"HookFailed\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
+	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\x12\x12\n" +
+	"\x04hook\x18\x03 \x01(\tR\x04hook\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\"/\n" +
 	"\x0eSandboxStopped\x12\x1d\n" +
 	"\n" +
@@ -2787,7 +3075,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12/\n" +
 	"\x14created_at_unix_nano\x18\a \x01(\x03R\x11createdAtUnixNano\x12+\n" +
 	"\x12retry_at_unix_nano\x18\b \x01(\x03R\x0fretryAtUnixNano\x12\x1a\n" +
-	"\bfailures\x18\t \x01(\rR\bfailures\"\x80\x06\n" +
+	"\bfailures\x18\t \x01(\rR\bfailures\"\xfd\x06\n" +
 	"\x0fContainerRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x0e\n" +
@@ -2809,14 +3097,25 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x10last_termination\x18\x11 \x01(\v2\x18.actorlet.v1.TerminationR\x0flastTermination\x12\x19\n" +
 	"\bdead_ids\x18\x12 \x03(\tR\adeadIds\x12\x1a\n" +
 	"\bfailures\x18\x13 \x01(\rR\bfailures\x12/\n" +
-	"\x14created_at_unix_nano\x18\x14 \x01(\x03R\x11createdAtUnixNano\"\xe3\x01\n" +
+	"\x14created_at_unix_nano\x18\x14 \x01(\x03R\x11createdAtUnixNano\x12\x14\n" +
+	"\x05ready\x18\x15 \x01(\bR\x05ready\x12!\n" +
+	"\fstartup_done\x18\x16 \x01(\bR\vstartupDone\x12\x1f\n" +
+	"\vkill_reason\x18\x17 \x01(\tR\n" +
+	"killReason\x12!\n" +
+	"\fkill_message\x18\x18 \x01(\tR\vkillMessage\"\xe3\x01\n" +
 	"\vTermination\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x1b\n" +
 	"\texit_code\x18\x02 \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12/\n" +
 	"\x14started_at_unix_nano\x18\x05 \x01(\x03R\x11startedAtUnixNano\x121\n" +
-	"\x15finished_at_unix_nano\x18\x06 \x01(\x03R\x12finishedAtUnixNano*\x88\x01\n" +
+	"\x15finished_at_unix_nano\x18\x06 \x01(\x03R\x12finishedAtUnixNano*W\n" +
+	"\tProbeKind\x12\x0e\n" +
+	"\n" +
+	"PROBE_NONE\x10\x00\x12\x11\n" +
+	"\rPROBE_STARTUP\x10\x01\x12\x12\n" +
+	"\x0ePROBE_LIVENESS\x10\x02\x12\x13\n" +
+	"\x0fPROBE_READINESS\x10\x03*\x88\x01\n" +
 	"\fSandboxPhase\x12\x10\n" +
 	"\fSANDBOX_NONE\x10\x00\x12\x15\n" +
 	"\x11SANDBOX_REQUESTED\x10\x01\x12\x11\n" +
@@ -2844,77 +3143,83 @@ func file_actorlet_v1_events_proto_rawDescGZIP() []byte {
 	return file_actorlet_v1_events_proto_rawDescData
 }
 
-var file_actorlet_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_actorlet_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_actorlet_v1_events_proto_goTypes = []any{
-	(SandboxPhase)(0),              // 0: actorlet.v1.SandboxPhase
-	(ContainerPhase)(0),            // 1: actorlet.v1.ContainerPhase
-	(*Envelope)(nil),               // 2: actorlet.v1.Envelope
-	(*Snapshot)(nil),               // 3: actorlet.v1.Snapshot
-	(*Event)(nil),                  // 4: actorlet.v1.Event
-	(*PodAccepted)(nil),            // 5: actorlet.v1.PodAccepted
-	(*PodRejected)(nil),            // 6: actorlet.v1.PodRejected
-	(*ImagePulled)(nil),            // 7: actorlet.v1.ImagePulled
-	(*ImagePullFailed)(nil),        // 8: actorlet.v1.ImagePullFailed
-	(*SandboxRequested)(nil),       // 9: actorlet.v1.SandboxRequested
-	(*SandboxCreated)(nil),         // 10: actorlet.v1.SandboxCreated
-	(*SandboxFailed)(nil),          // 11: actorlet.v1.SandboxFailed
-	(*SandboxLost)(nil),            // 12: actorlet.v1.SandboxLost
-	(*ContainerRequested)(nil),     // 13: actorlet.v1.ContainerRequested
-	(*ContainerCreated)(nil),       // 14: actorlet.v1.ContainerCreated
-	(*ContainerFailed)(nil),        // 15: actorlet.v1.ContainerFailed
-	(*ContainerStarted)(nil),       // 16: actorlet.v1.ContainerStarted
-	(*ContainerExited)(nil),        // 17: actorlet.v1.ContainerExited
-	(*BackOffStarted)(nil),         // 18: actorlet.v1.BackOffStarted
-	(*ContainerRemoved)(nil),       // 19: actorlet.v1.ContainerRemoved
-	(*PodTerminating)(nil),         // 20: actorlet.v1.PodTerminating
-	(*ActiveDeadlineExceeded)(nil), // 21: actorlet.v1.ActiveDeadlineExceeded
-	(*SandboxStopped)(nil),         // 22: actorlet.v1.SandboxStopped
-	(*SandboxRemoved)(nil),         // 23: actorlet.v1.SandboxRemoved
-	(*PodTerminated)(nil),          // 24: actorlet.v1.PodTerminated
-	(*PodRemoved)(nil),             // 25: actorlet.v1.PodRemoved
-	(*PodState)(nil),               // 26: actorlet.v1.PodState
-	(*SandboxRecord)(nil),          // 27: actorlet.v1.SandboxRecord
-	(*ContainerRecord)(nil),        // 28: actorlet.v1.ContainerRecord
-	(*Termination)(nil),            // 29: actorlet.v1.Termination
-	nil,                            // 30: actorlet.v1.PodState.ContainersEntry
+	(ProbeKind)(0),                 // 0: actorlet.v1.ProbeKind
+	(SandboxPhase)(0),              // 1: actorlet.v1.SandboxPhase
+	(ContainerPhase)(0),            // 2: actorlet.v1.ContainerPhase
+	(*Envelope)(nil),               // 3: actorlet.v1.Envelope
+	(*Snapshot)(nil),               // 4: actorlet.v1.Snapshot
+	(*Event)(nil),                  // 5: actorlet.v1.Event
+	(*PodAccepted)(nil),            // 6: actorlet.v1.PodAccepted
+	(*PodRejected)(nil),            // 7: actorlet.v1.PodRejected
+	(*ImagePulled)(nil),            // 8: actorlet.v1.ImagePulled
+	(*ImagePullFailed)(nil),        // 9: actorlet.v1.ImagePullFailed
+	(*SandboxRequested)(nil),       // 10: actorlet.v1.SandboxRequested
+	(*SandboxCreated)(nil),         // 11: actorlet.v1.SandboxCreated
+	(*SandboxFailed)(nil),          // 12: actorlet.v1.SandboxFailed
+	(*SandboxLost)(nil),            // 13: actorlet.v1.SandboxLost
+	(*ContainerRequested)(nil),     // 14: actorlet.v1.ContainerRequested
+	(*ContainerCreated)(nil),       // 15: actorlet.v1.ContainerCreated
+	(*ContainerFailed)(nil),        // 16: actorlet.v1.ContainerFailed
+	(*ContainerStarted)(nil),       // 17: actorlet.v1.ContainerStarted
+	(*ContainerExited)(nil),        // 18: actorlet.v1.ContainerExited
+	(*BackOffStarted)(nil),         // 19: actorlet.v1.BackOffStarted
+	(*ContainerRemoved)(nil),       // 20: actorlet.v1.ContainerRemoved
+	(*PodTerminating)(nil),         // 21: actorlet.v1.PodTerminating
+	(*ActiveDeadlineExceeded)(nil), // 22: actorlet.v1.ActiveDeadlineExceeded
+	(*ProbeChanged)(nil),           // 23: actorlet.v1.ProbeChanged
+	(*HookFailed)(nil),             // 24: actorlet.v1.HookFailed
+	(*SandboxStopped)(nil),         // 25: actorlet.v1.SandboxStopped
+	(*SandboxRemoved)(nil),         // 26: actorlet.v1.SandboxRemoved
+	(*PodTerminated)(nil),          // 27: actorlet.v1.PodTerminated
+	(*PodRemoved)(nil),             // 28: actorlet.v1.PodRemoved
+	(*PodState)(nil),               // 29: actorlet.v1.PodState
+	(*SandboxRecord)(nil),          // 30: actorlet.v1.SandboxRecord
+	(*ContainerRecord)(nil),        // 31: actorlet.v1.ContainerRecord
+	(*Termination)(nil),            // 32: actorlet.v1.Termination
+	nil,                            // 33: actorlet.v1.PodState.ContainersEntry
 }
 var file_actorlet_v1_events_proto_depIdxs = []int32{
-	4,  // 0: actorlet.v1.Envelope.event:type_name -> actorlet.v1.Event
-	26, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
-	5,  // 2: actorlet.v1.Event.pod_accepted:type_name -> actorlet.v1.PodAccepted
-	6,  // 3: actorlet.v1.Event.pod_rejected:type_name -> actorlet.v1.PodRejected
-	7,  // 4: actorlet.v1.Event.image_pulled:type_name -> actorlet.v1.ImagePulled
-	8,  // 5: actorlet.v1.Event.image_pull_failed:type_name -> actorlet.v1.ImagePullFailed
-	9,  // 6: actorlet.v1.Event.sandbox_requested:type_name -> actorlet.v1.SandboxRequested
-	10, // 7: actorlet.v1.Event.sandbox_created:type_name -> actorlet.v1.SandboxCreated
-	11, // 8: actorlet.v1.Event.sandbox_failed:type_name -> actorlet.v1.SandboxFailed
-	13, // 9: actorlet.v1.Event.container_requested:type_name -> actorlet.v1.ContainerRequested
-	14, // 10: actorlet.v1.Event.container_created:type_name -> actorlet.v1.ContainerCreated
-	15, // 11: actorlet.v1.Event.container_failed:type_name -> actorlet.v1.ContainerFailed
-	16, // 12: actorlet.v1.Event.container_started:type_name -> actorlet.v1.ContainerStarted
-	17, // 13: actorlet.v1.Event.container_exited:type_name -> actorlet.v1.ContainerExited
-	18, // 14: actorlet.v1.Event.back_off_started:type_name -> actorlet.v1.BackOffStarted
-	20, // 15: actorlet.v1.Event.pod_terminating:type_name -> actorlet.v1.PodTerminating
-	22, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
-	23, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
-	24, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
-	25, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
-	19, // 20: actorlet.v1.Event.container_removed:type_name -> actorlet.v1.ContainerRemoved
-	12, // 21: actorlet.v1.Event.sandbox_lost:type_name -> actorlet.v1.SandboxLost
-	21, // 22: actorlet.v1.Event.active_deadline_exceeded:type_name -> actorlet.v1.ActiveDeadlineExceeded
-	27, // 23: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
-	27, // 24: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
-	30, // 25: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
-	0,  // 26: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
-	1,  // 27: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
-	29, // 28: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
-	28, // 29: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	5,  // 0: actorlet.v1.Envelope.event:type_name -> actorlet.v1.Event
+	29, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
+	6,  // 2: actorlet.v1.Event.pod_accepted:type_name -> actorlet.v1.PodAccepted
+	7,  // 3: actorlet.v1.Event.pod_rejected:type_name -> actorlet.v1.PodRejected
+	8,  // 4: actorlet.v1.Event.image_pulled:type_name -> actorlet.v1.ImagePulled
+	9,  // 5: actorlet.v1.Event.image_pull_failed:type_name -> actorlet.v1.ImagePullFailed
+	10, // 6: actorlet.v1.Event.sandbox_requested:type_name -> actorlet.v1.SandboxRequested
+	11, // 7: actorlet.v1.Event.sandbox_created:type_name -> actorlet.v1.SandboxCreated
+	12, // 8: actorlet.v1.Event.sandbox_failed:type_name -> actorlet.v1.SandboxFailed
+	14, // 9: actorlet.v1.Event.container_requested:type_name -> actorlet.v1.ContainerRequested
+	15, // 10: actorlet.v1.Event.container_created:type_name -> actorlet.v1.ContainerCreated
+	16, // 11: actorlet.v1.Event.container_failed:type_name -> actorlet.v1.ContainerFailed
+	17, // 12: actorlet.v1.Event.container_started:type_name -> actorlet.v1.ContainerStarted
+	18, // 13: actorlet.v1.Event.container_exited:type_name -> actorlet.v1.ContainerExited
+	19, // 14: actorlet.v1.Event.back_off_started:type_name -> actorlet.v1.BackOffStarted
+	21, // 15: actorlet.v1.Event.pod_terminating:type_name -> actorlet.v1.PodTerminating
+	25, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
+	26, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
+	27, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
+	28, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
+	20, // 20: actorlet.v1.Event.container_removed:type_name -> actorlet.v1.ContainerRemoved
+	13, // 21: actorlet.v1.Event.sandbox_lost:type_name -> actorlet.v1.SandboxLost
+	22, // 22: actorlet.v1.Event.active_deadline_exceeded:type_name -> actorlet.v1.ActiveDeadlineExceeded
+	23, // 23: actorlet.v1.Event.probe_changed:type_name -> actorlet.v1.ProbeChanged
+	24, // 24: actorlet.v1.Event.hook_failed:type_name -> actorlet.v1.HookFailed
+	0,  // 25: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
+	30, // 26: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
+	30, // 27: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
+	33, // 28: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
+	1,  // 29: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
+	2,  // 30: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
+	32, // 31: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
+	31, // 32: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_actorlet_v1_events_proto_init() }
@@ -2944,14 +3249,16 @@ func file_actorlet_v1_events_proto_init() {
 		(*Event_ContainerRemoved)(nil),
 		(*Event_SandboxLost)(nil),
 		(*Event_ActiveDeadlineExceeded)(nil),
+		(*Event_ProbeChanged)(nil),
+		(*Event_HookFailed)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actorlet_v1_events_proto_rawDesc), len(file_actorlet_v1_events_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   29,
+			NumEnums:      3,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -521,8 +521,11 @@ type EffectResult struct {
 	StartedAtUnixNano  int64  `protobuf:"varint,12,opt,name=started_at_unix_nano,json=startedAtUnixNano,proto3" json:"started_at_unix_nano,omitempty"`
 	FinishedAtUnixNano int64  `protobuf:"varint,13,opt,name=finished_at_unix_nano,json=finishedAtUnixNano,proto3" json:"finished_at_unix_nano,omitempty"`
 	ExitReason         string `protobuf:"bytes,14,opt,name=exit_reason,json=exitReason,proto3" json:"exit_reason,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// For StartContainer and StopContainer: the PostStart or PreStop hook
+	// failed with this message (the effect itself succeeded).
+	HookError     string `protobuf:"bytes,15,opt,name=hook_error,json=hookError,proto3" json:"hook_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *EffectResult) Reset() {
@@ -653,11 +656,96 @@ func (x *EffectResult) GetExitReason() string {
 	return ""
 }
 
+func (x *EffectResult) GetHookError() string {
+	if x != nil {
+		return x.HookError
+	}
+	return ""
+}
+
+// ProbeResult: a probe worker's thresholded result changed (sent by the
+// PodActor's prober, not journaled as such).
+type ProbeResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	ContainerId   string                 `protobuf:"bytes,2,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	Kind          ProbeKind              `protobuf:"varint,3,opt,name=kind,proto3,enum=actorlet.v1.ProbeKind" json:"kind,omitempty"`
+	Success       bool                   `protobuf:"varint,4,opt,name=success,proto3" json:"success,omitempty"`
+	Message       string                 `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeResult) Reset() {
+	*x = ProbeResult{}
+	mi := &file_actorlet_v1_messages_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeResult) ProtoMessage() {}
+
+func (x *ProbeResult) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_messages_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeResult.ProtoReflect.Descriptor instead.
+func (*ProbeResult) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_messages_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ProbeResult) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ProbeResult) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *ProbeResult) GetKind() ProbeKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ProbeKind_PROBE_NONE
+}
+
+func (x *ProbeResult) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+func (x *ProbeResult) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 var File_actorlet_v1_messages_proto protoreflect.FileDescriptor
 
 const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\n" +
-	"\x1aactorlet/v1/messages.proto\x12\vactorlet.v1\"\x8b\x01\n" +
+	"\x1aactorlet/v1/messages.proto\x12\vactorlet.v1\x1a\x18actorlet/v1/events.proto\"\x8b\x01\n" +
 	"\n" +
 	"PodDesired\x12\x19\n" +
 	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x16\n" +
@@ -693,7 +781,7 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\x15finished_at_unix_nano\x18\n" +
 	" \x01(\x03R\x12finishedAtUnixNano\x12\x1b\n" +
 	"\timage_ref\x18\v \x01(\tR\bimageRef\"\x06\n" +
-	"\x04Tick\"\xa0\x03\n" +
+	"\x04Tick\"\xbf\x03\n" +
 	"\fEffectResult\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x0e\n" +
@@ -711,7 +799,15 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\x14started_at_unix_nano\x18\f \x01(\x03R\x11startedAtUnixNano\x121\n" +
 	"\x15finished_at_unix_nano\x18\r \x01(\x03R\x12finishedAtUnixNano\x12\x1f\n" +
 	"\vexit_reason\x18\x0e \x01(\tR\n" +
-	"exitReason*f\n" +
+	"exitReason\x12\x1d\n" +
+	"\n" +
+	"hook_error\x18\x0f \x01(\tR\thookError\"\xa4\x01\n" +
+	"\vProbeResult\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
+	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\x12*\n" +
+	"\x04kind\x18\x03 \x01(\x0e2\x16.actorlet.v1.ProbeKindR\x04kind\x12\x18\n" +
+	"\asuccess\x18\x04 \x01(\bR\asuccess\x12\x18\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage*f\n" +
 	"\rObservedState\x12\x14\n" +
 	"\x10OBSERVED_UNKNOWN\x10\x00\x12\x14\n" +
 	"\x10OBSERVED_CREATED\x10\x01\x12\x14\n" +
@@ -731,7 +827,7 @@ func file_actorlet_v1_messages_proto_rawDescGZIP() []byte {
 }
 
 var file_actorlet_v1_messages_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_actorlet_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_actorlet_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_actorlet_v1_messages_proto_goTypes = []any{
 	(ObservedState)(0),        // 0: actorlet.v1.ObservedState
 	(*PodDesired)(nil),        // 1: actorlet.v1.PodDesired
@@ -741,16 +837,19 @@ var file_actorlet_v1_messages_proto_goTypes = []any{
 	(*ObservedContainer)(nil), // 5: actorlet.v1.ObservedContainer
 	(*Tick)(nil),              // 6: actorlet.v1.Tick
 	(*EffectResult)(nil),      // 7: actorlet.v1.EffectResult
+	(*ProbeResult)(nil),       // 8: actorlet.v1.ProbeResult
+	(ProbeKind)(0),            // 9: actorlet.v1.ProbeKind
 }
 var file_actorlet_v1_messages_proto_depIdxs = []int32{
 	4, // 0: actorlet.v1.RuntimeObserved.sandboxes:type_name -> actorlet.v1.ObservedSandbox
 	5, // 1: actorlet.v1.RuntimeObserved.containers:type_name -> actorlet.v1.ObservedContainer
 	0, // 2: actorlet.v1.ObservedContainer.state:type_name -> actorlet.v1.ObservedState
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	9, // 3: actorlet.v1.ProbeResult.kind:type_name -> actorlet.v1.ProbeKind
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_actorlet_v1_messages_proto_init() }
@@ -758,13 +857,14 @@ func file_actorlet_v1_messages_proto_init() {
 	if File_actorlet_v1_messages_proto != nil {
 		return
 	}
+	file_actorlet_v1_events_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actorlet_v1_messages_proto_rawDesc), len(file_actorlet_v1_messages_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
