@@ -313,10 +313,13 @@ func (a *containerActor) ensureImage(ctx context.Context, e lifecycle.PullImage)
 	return ref, "", nil
 }
 
+// specContainer is the spec of the pod's app or init container name.
 func specContainer(pod *corev1.Pod, name string) *corev1.Container {
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return &pod.Spec.Containers[i]
+	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
 		}
 	}
 	return nil

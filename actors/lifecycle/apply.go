@@ -91,6 +91,7 @@ func Apply(s *State, env *pb.Envelope) {
 			sb.Failures = 0
 			sb.Reason, sb.Message = "", ""
 			sb.CreatedAtUnixNano = at
+			rerunInit(s)
 		}
 	case *pb.Event_SandboxFailed:
 		ev := e.SandboxFailed
@@ -224,6 +225,8 @@ func Apply(s *State, env *pb.Envelope) {
 	case *pb.Event_ActiveDeadlineExceeded:
 		s.P.DeadlineExceeded = true
 		s.P.KillDeadlineUnixNano = e.ActiveDeadlineExceeded.DeadlineUnixNano
+	case *pb.Event_PodInitialized:
+		s.P.InitializedSandbox = e.PodInitialized.SandboxId
 	case *pb.Event_ProbeChanged:
 		applyProbe(s, e.ProbeChanged)
 	case *pb.Event_HookFailed:

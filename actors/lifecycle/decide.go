@@ -318,11 +318,23 @@ func (d *decider) podRef() string {
 
 func (d *decider) restartWanted(r *pb.ContainerRecord) bool { return restartWanted(d.s, r) }
 
-// restartWanted reports whether the pod's restartPolicy restarts the exited
-// container r. A pod past its active deadline restarts nothing.
+// restartWanted reports whether the exited container r is restarted: a
+// sidecar always is; a regular init container is when it failed and the
+// pod's restartPolicy is not Never; an app container as the pod's
+// restartPolicy says. A pod past its active deadline restarts nothing.
 func restartWanted(s *State, r *pb.ContainerRecord) bool {
 	if s.Pod == nil || s.P.DeadlineExceeded {
 		return false
+	}
+	if c := s.initSpec(r.Name); c != nil {
+		switch {
+		case isSidecar(c):
+			return true
+		case s.Pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
+			return false
+		default:
+			return r.ExitCode != 0
+		}
 	}
 	switch s.Pod.Spec.RestartPolicy {
 	case corev1.RestartPolicyNever:
@@ -508,9 +520,6 @@ func storedSpec(pod *corev1.Pod) ([]byte, string) {
 
 // unsupported names the parts of a pod spec this version cannot run, or "".
 func unsupported(pod *corev1.Pod) string {
-	if len(pod.Spec.InitContainers) > 0 {
-		return "init containers are not supported yet"
-	}
 	if len(pod.Spec.EphemeralContainers) > 0 {
 		return "ephemeral containers are not supported"
 	}

@@ -80,8 +80,10 @@ func (d *decider) planRun(fx *effects) {
 		fx.add(StopSandbox{ID: cur.Id})
 		return
 	}
-	for i := range d.s.Pod.Spec.Containers {
-		d.planContainer(fx, &d.s.Pod.Spec.Containers[i], cur)
+	if d.planInit(fx, cur) {
+		for i := range d.s.Pod.Spec.Containers {
+			d.planContainer(fx, &d.s.Pod.Spec.Containers[i], cur)
+		}
 	}
 	d.collectDead(fx)
 }
@@ -146,17 +148,27 @@ func (d *decider) requestSandbox() {
 }
 
 // stopLive adds a StopContainer for every container that may still run and
-// reports whether there was any.
+// reports whether there was any. Sidecars are stopped only once nothing
+// else runs, as the kubelet stops them after the app containers.
 func (d *decider) stopLive(fx *effects, grace time.Duration) bool {
-	live := false
-	for _, name := range d.recordNames() {
-		r := d.s.P.Containers[name]
-		if r.Id != "" && (r.Phase == pb.ContainerPhase_CONTAINER_CREATED || r.Phase == pb.ContainerPhase_CONTAINER_RUNNING) {
-			fx.add(StopContainer{Name: r.Name, Attempt: r.Attempt, ID: r.Id, Grace: grace})
-			live = true
+	sidecars := sidecarNames(d.s)
+	for _, pass := range []bool{false, true} {
+		live := false
+		for _, name := range d.recordNames() {
+			r := d.s.P.Containers[name]
+			if sidecars[name] != pass {
+				continue
+			}
+			if r.Id != "" && (r.Phase == pb.ContainerPhase_CONTAINER_CREATED || r.Phase == pb.ContainerPhase_CONTAINER_RUNNING) {
+				fx.add(StopContainer{Name: r.Name, Attempt: r.Attempt, ID: r.Id, Grace: grace})
+				live = true
+			}
+		}
+		if live {
+			return true
 		}
 	}
-	return live
+	return false
 }
 
 // retireOldSandboxes stops and removes sandboxes of earlier attempts.

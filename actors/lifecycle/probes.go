@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,7 +39,10 @@ func ProbeTargets(s *State) []ProbeTarget {
 		return nil
 	}
 	var out []ProbeTarget
-	for _, c := range s.Pod.Spec.Containers {
+	for _, c := range append(slices.Clip(s.Pod.Spec.InitContainers), s.Pod.Spec.Containers...) {
+		if s.initSpec(c.Name) != nil && !isSidecar(&c) {
+			continue // regular init containers have no probes
+		}
 		r := s.P.Containers[c.Name]
 		if r == nil || r.Phase != pb.ContainerPhase_CONTAINER_RUNNING || r.KillReason != "" {
 			continue

@@ -79,7 +79,7 @@ func (s *State) container(name string) *pb.ContainerRecord {
 	return r
 }
 
-// specContainer returns the spec of the named app container.
+// specContainer returns the spec of the named app or init container.
 func (s *State) specContainer(name string) *corev1.Container {
 	if s.Pod == nil {
 		return nil
@@ -89,5 +89,5 @@ func (s *State) specContainer(name string) *corev1.Container {
 			return &s.Pod.Spec.Containers[i]
 		}
 	}
-	return nil
+	return s.initSpec(name)
 }

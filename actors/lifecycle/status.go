@@ -44,8 +44,23 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 		return st
 	}
 	allReady := true
+	initialized := Initialized(s)
+	for i := range s.Pod.Spec.InitContainers {
+		c := &s.Pod.Spec.InitContainers[i]
+		cs := containerStatus(s, c, env)
+		if isSidecar(c) {
+			allReady = allReady && cs.Ready
+		} else {
+			// A regular init container is ready once it completed.
+			cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+		}
+		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
+	}
 	for i := range s.Pod.Spec.Containers {
 		cs := containerStatus(s, &s.Pod.Spec.Containers[i], env)
+		if !initialized && cs.State.Waiting != nil && cs.State.Waiting.Reason == "ContainerCreating" {
+			cs.State.Waiting.Reason = "PodInitializing"
+		}
 		allReady = allReady && cs.Ready
 		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 	}
@@ -66,7 +81,7 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 	}
 	st.Conditions = []corev1.PodCondition{
 		cond(corev1.PodReadyToStartContainers, sandboxReady, ""),
-		cond(corev1.PodInitialized, true, ""),
+		cond(corev1.PodInitialized, initialized, "ContainersNotInitialized"),
 		cond(corev1.ContainersReady, ready, "ContainersNotReady"),
 		cond(corev1.PodReady, ready, "ContainersNotReady"),
 		cond(corev1.PodScheduled, true, ""),
@@ -157,6 +172,12 @@ func computePhase(s *State, now time.Time) corev1.PodPhase {
 	if s.Pod == nil {
 		return corev1.PodPending
 	}
+	if initFailed(s) {
+		return corev1.PodFailed
+	}
+	if !Initialized(s) {
+		return corev1.PodPending
+	}
 	var waiting, running, stopped, succeeded int
 	for _, c := range s.Pod.Spec.Containers {
 		r := p.Containers[c.Name]
@@ -200,7 +221,7 @@ func computePhase(s *State, now time.Time) corev1.PodPhase {
 // every container exited 0, Failed otherwise (and always Failed past its
 // active deadline).
 func terminalPhase(s *State) corev1.PodPhase {
-	if s.Pod == nil || s.P.DeadlineExceeded {
+	if s.Pod == nil || s.P.DeadlineExceeded || initFailed(s) {
 		return corev1.PodFailed
 	}
 	for _, c := range s.Pod.Spec.Containers {

@@ -2,6 +2,7 @@ package lifecycle_test
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -306,7 +307,11 @@ func formatStatus(st corev1.PodStatus) string {
 	}
 	sort.Strings(conds)
 	fmt.Fprintf(&b, "conditions: %s\n", strings.Join(conds, " "))
-	for _, cs := range st.ContainerStatuses {
+	all := slices.Clip(st.InitContainerStatuses)
+	for _, cs := range append(all, st.ContainerStatuses...) {
+		if len(all) > 0 && slices.ContainsFunc(all, func(i corev1.ContainerStatus) bool { return i.Name == cs.Name }) {
+			b.WriteString("init ")
+		}
 		fmt.Fprintf(&b, "%s: restarts=%d ready=%v", cs.Name, cs.RestartCount, cs.Ready)
 		if cs.Started != nil && !*cs.Started && cs.State.Running != nil {
 			b.WriteString(" started=false")

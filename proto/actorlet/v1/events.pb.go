@@ -377,6 +377,7 @@ type Event struct {
 	//	*Event_ActiveDeadlineExceeded
 	//	*Event_ProbeChanged
 	//	*Event_HookFailed
+	//	*Event_PodInitialized
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -626,6 +627,15 @@ func (x *Event) GetHookFailed() *HookFailed {
 	return nil
 }
 
+func (x *Event) GetPodInitialized() *PodInitialized {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_PodInitialized); ok {
+			return x.PodInitialized
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -722,6 +732,10 @@ type Event_HookFailed struct {
 	HookFailed *HookFailed `protobuf:"bytes,23,opt,name=hook_failed,json=hookFailed,proto3,oneof"`
 }
 
+type Event_PodInitialized struct {
+	PodInitialized *PodInitialized `protobuf:"bytes,24,opt,name=pod_initialized,json=podInitialized,proto3,oneof"`
+}
+
 func (*Event_PodAccepted) isEvent_Kind() {}
 
 func (*Event_PodRejected) isEvent_Kind() {}
@@ -767,6 +781,8 @@ func (*Event_ActiveDeadlineExceeded) isEvent_Kind() {}
 func (*Event_ProbeChanged) isEvent_Kind() {}
 
 func (*Event_HookFailed) isEvent_Kind() {}
+
+func (*Event_PodInitialized) isEvent_Kind() {}
 
 // PodAccepted: the node took the pod. pod_json is the v1.Pod as received,
 // without status and without any Secret data (pods only reference Secrets).
@@ -2069,6 +2085,53 @@ func (x *HookFailed) GetMessage() string {
 	return ""
 }
 
+// PodInitialized: every init container of the pod completed (the regular
+// ones exited 0, the sidecars started) in this sandbox: the app containers
+// may start. A new sandbox runs the init containers again.
+type PodInitialized struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SandboxId     string                 `protobuf:"bytes,1,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodInitialized) Reset() {
+	*x = PodInitialized{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodInitialized) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodInitialized) ProtoMessage() {}
+
+func (x *PodInitialized) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodInitialized.ProtoReflect.Descriptor instead.
+func (*PodInitialized) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *PodInitialized) GetSandboxId() string {
+	if x != nil {
+		return x.SandboxId
+	}
+	return ""
+}
+
 type SandboxStopped struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SandboxId     string                 `protobuf:"bytes,1,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
@@ -2078,7 +2141,7 @@ type SandboxStopped struct {
 
 func (x *SandboxStopped) Reset() {
 	*x = SandboxStopped{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	mi := &file_actorlet_v1_events_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2090,7 +2153,7 @@ func (x *SandboxStopped) String() string {
 func (*SandboxStopped) ProtoMessage() {}
 
 func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	mi := &file_actorlet_v1_events_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2103,7 +2166,7 @@ func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStopped.ProtoReflect.Descriptor instead.
 func (*SandboxStopped) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SandboxStopped) GetSandboxId() string {
@@ -2122,7 +2185,7 @@ type SandboxRemoved struct {
 
 func (x *SandboxRemoved) Reset() {
 	*x = SandboxRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2134,7 +2197,7 @@ func (x *SandboxRemoved) String() string {
 func (*SandboxRemoved) ProtoMessage() {}
 
 func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2147,7 +2210,7 @@ func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRemoved.ProtoReflect.Descriptor instead.
 func (*SandboxRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{23}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SandboxRemoved) GetSandboxId() string {
@@ -2166,7 +2229,7 @@ type PodTerminated struct {
 
 func (x *PodTerminated) Reset() {
 	*x = PodTerminated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2178,7 +2241,7 @@ func (x *PodTerminated) String() string {
 func (*PodTerminated) ProtoMessage() {}
 
 func (x *PodTerminated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2191,7 +2254,7 @@ func (x *PodTerminated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodTerminated.ProtoReflect.Descriptor instead.
 func (*PodTerminated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PodTerminated) GetPhase() string {
@@ -2209,7 +2272,7 @@ type PodRemoved struct {
 
 func (x *PodRemoved) Reset() {
 	*x = PodRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2221,7 +2284,7 @@ func (x *PodRemoved) String() string {
 func (*PodRemoved) ProtoMessage() {}
 
 func (x *PodRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2234,7 +2297,7 @@ func (x *PodRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRemoved.ProtoReflect.Descriptor instead.
 func (*PodRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 // PodState is the pod as the journal knows it: the fold of its events.
@@ -2265,13 +2328,16 @@ type PodState struct {
 	// containers are killed at kill_deadline_unix_nano (the event's deadline).
 	DeadlineExceeded     bool  `protobuf:"varint,21,opt,name=deadline_exceeded,json=deadlineExceeded,proto3" json:"deadline_exceeded,omitempty"`
 	KillDeadlineUnixNano int64 `protobuf:"varint,22,opt,name=kill_deadline_unix_nano,json=killDeadlineUnixNano,proto3" json:"kill_deadline_unix_nano,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// initialized_sandbox: the sandbox in which the init containers completed
+	// (PodInitialized).
+	InitializedSandbox string `protobuf:"bytes,23,opt,name=initialized_sandbox,json=initializedSandbox,proto3" json:"initialized_sandbox,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *PodState) Reset() {
 	*x = PodState{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2283,7 +2349,7 @@ func (x *PodState) String() string {
 func (*PodState) ProtoMessage() {}
 
 func (x *PodState) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2296,7 +2362,7 @@ func (x *PodState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodState.ProtoReflect.Descriptor instead.
 func (*PodState) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PodState) GetUid() string {
@@ -2453,6 +2519,13 @@ func (x *PodState) GetKillDeadlineUnixNano() int64 {
 	return 0
 }
 
+func (x *PodState) GetInitializedSandbox() string {
+	if x != nil {
+		return x.InitializedSandbox
+	}
+	return ""
+}
+
 type SandboxRecord struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Attempt uint32                 `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
@@ -2472,7 +2545,7 @@ type SandboxRecord struct {
 
 func (x *SandboxRecord) Reset() {
 	*x = SandboxRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2484,7 +2557,7 @@ func (x *SandboxRecord) String() string {
 func (*SandboxRecord) ProtoMessage() {}
 
 func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2497,7 +2570,7 @@ func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRecord.ProtoReflect.Descriptor instead.
 func (*SandboxRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SandboxRecord) GetAttempt() uint32 {
@@ -2601,7 +2674,7 @@ type ContainerRecord struct {
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2613,7 +2686,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2626,7 +2699,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{28}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ContainerRecord) GetName() string {
@@ -2811,7 +2884,7 @@ type Termination struct {
 
 func (x *Termination) Reset() {
 	*x = Termination{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	mi := &file_actorlet_v1_events_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2823,7 +2896,7 @@ func (x *Termination) String() string {
 func (*Termination) ProtoMessage() {}
 
 func (x *Termination) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	mi := &file_actorlet_v1_events_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2836,7 +2909,7 @@ func (x *Termination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Termination.ProtoReflect.Descriptor instead.
 func (*Termination) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{29}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Termination) GetContainerId() string {
@@ -2897,7 +2970,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12$\n" +
 	"\x0etime_unix_nano\x18\x03 \x01(\x03R\ftimeUnixNano\x12\x17\n" +
 	"\apod_uid\x18\x04 \x01(\tR\x06podUid\x12+\n" +
-	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\x87\r\n" +
+	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\xcf\r\n" +
 	"\x05Event\x12=\n" +
 	"\fpod_accepted\x18\x01 \x01(\v2\x18.actorlet.v1.PodAcceptedH\x00R\vpodAccepted\x12=\n" +
 	"\fpod_rejected\x18\x02 \x01(\v2\x18.actorlet.v1.PodRejectedH\x00R\vpodRejected\x12=\n" +
@@ -2924,7 +2997,8 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x18active_deadline_exceeded\x18\x15 \x01(\v2#.actorlet.v1.ActiveDeadlineExceededH\x00R\x16activeDeadlineExceeded\x12@\n" +
 	"\rprobe_changed\x18\x16 \x01(\v2\x19.actorlet.v1.ProbeChangedH\x00R\fprobeChanged\x12:\n" +
 	"\vhook_failed\x18\x17 \x01(\v2\x17.actorlet.v1.HookFailedH\x00R\n" +
-	"hookFailedB\x06\n" +
+	"hookFailed\x12F\n" +
+	"\x0fpod_initialized\x18\x18 \x01(\v2\x1b.actorlet.v1.PodInitializedH\x00R\x0epodInitializedB\x06\n" +
 	"\x04kind\"a\n" +
 	"\vPodAccepted\x12\x19\n" +
 	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x1f\n" +
@@ -3023,6 +3097,9 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\x12\x12\n" +
 	"\x04hook\x18\x03 \x01(\tR\x04hook\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\"/\n" +
+	"\x0ePodInitialized\x12\x1d\n" +
+	"\n" +
+	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\"/\n" +
 	"\x0eSandboxStopped\x12\x1d\n" +
 	"\n" +
 	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\"/\n" +
@@ -3032,7 +3109,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\rPodTerminated\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\"\f\n" +
 	"\n" +
-	"PodRemoved\"\xcc\a\n" +
+	"PodRemoved\"\xfd\a\n" +
 	"\bPodState\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x19\n" +
@@ -3062,7 +3139,8 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\aremoved\x18\x13 \x01(\bR\aremoved\x12/\n" +
 	"\x14running_at_unix_nano\x18\x14 \x01(\x03R\x11runningAtUnixNano\x12+\n" +
 	"\x11deadline_exceeded\x18\x15 \x01(\bR\x10deadlineExceeded\x125\n" +
-	"\x17kill_deadline_unix_nano\x18\x16 \x01(\x03R\x14killDeadlineUnixNano\x1a[\n" +
+	"\x17kill_deadline_unix_nano\x18\x16 \x01(\x03R\x14killDeadlineUnixNano\x12/\n" +
+	"\x13initialized_sandbox\x18\x17 \x01(\tR\x12initializedSandbox\x1a[\n" +
 	"\x0fContainersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
 	"\x05value\x18\x02 \x01(\v2\x1c.actorlet.v1.ContainerRecordR\x05value:\x028\x01\"\xa6\x02\n" +
@@ -3144,7 +3222,7 @@ func file_actorlet_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_actorlet_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_actorlet_v1_events_proto_goTypes = []any{
 	(ProbeKind)(0),                 // 0: actorlet.v1.ProbeKind
 	(SandboxPhase)(0),              // 1: actorlet.v1.SandboxPhase
@@ -3171,19 +3249,20 @@ var file_actorlet_v1_events_proto_goTypes = []any{
 	(*ActiveDeadlineExceeded)(nil), // 22: actorlet.v1.ActiveDeadlineExceeded
 	(*ProbeChanged)(nil),           // 23: actorlet.v1.ProbeChanged
 	(*HookFailed)(nil),             // 24: actorlet.v1.HookFailed
-	(*SandboxStopped)(nil),         // 25: actorlet.v1.SandboxStopped
-	(*SandboxRemoved)(nil),         // 26: actorlet.v1.SandboxRemoved
-	(*PodTerminated)(nil),          // 27: actorlet.v1.PodTerminated
-	(*PodRemoved)(nil),             // 28: actorlet.v1.PodRemoved
-	(*PodState)(nil),               // 29: actorlet.v1.PodState
-	(*SandboxRecord)(nil),          // 30: actorlet.v1.SandboxRecord
-	(*ContainerRecord)(nil),        // 31: actorlet.v1.ContainerRecord
-	(*Termination)(nil),            // 32: actorlet.v1.Termination
-	nil,                            // 33: actorlet.v1.PodState.ContainersEntry
+	(*PodInitialized)(nil),         // 25: actorlet.v1.PodInitialized
+	(*SandboxStopped)(nil),         // 26: actorlet.v1.SandboxStopped
+	(*SandboxRemoved)(nil),         // 27: actorlet.v1.SandboxRemoved
+	(*PodTerminated)(nil),          // 28: actorlet.v1.PodTerminated
+	(*PodRemoved)(nil),             // 29: actorlet.v1.PodRemoved
+	(*PodState)(nil),               // 30: actorlet.v1.PodState
+	(*SandboxRecord)(nil),          // 31: actorlet.v1.SandboxRecord
+	(*ContainerRecord)(nil),        // 32: actorlet.v1.ContainerRecord
+	(*Termination)(nil),            // 33: actorlet.v1.Termination
+	nil,                            // 34: actorlet.v1.PodState.ContainersEntry
 }
 var file_actorlet_v1_events_proto_depIdxs = []int32{
 	5,  // 0: actorlet.v1.Envelope.event:type_name -> actorlet.v1.Event
-	29, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
+	30, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
 	6,  // 2: actorlet.v1.Event.pod_accepted:type_name -> actorlet.v1.PodAccepted
 	7,  // 3: actorlet.v1.Event.pod_rejected:type_name -> actorlet.v1.PodRejected
 	8,  // 4: actorlet.v1.Event.image_pulled:type_name -> actorlet.v1.ImagePulled
@@ -3198,28 +3277,29 @@ var file_actorlet_v1_events_proto_depIdxs = []int32{
 	18, // 13: actorlet.v1.Event.container_exited:type_name -> actorlet.v1.ContainerExited
 	19, // 14: actorlet.v1.Event.back_off_started:type_name -> actorlet.v1.BackOffStarted
 	21, // 15: actorlet.v1.Event.pod_terminating:type_name -> actorlet.v1.PodTerminating
-	25, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
-	26, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
-	27, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
-	28, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
+	26, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
+	27, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
+	28, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
+	29, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
 	20, // 20: actorlet.v1.Event.container_removed:type_name -> actorlet.v1.ContainerRemoved
 	13, // 21: actorlet.v1.Event.sandbox_lost:type_name -> actorlet.v1.SandboxLost
 	22, // 22: actorlet.v1.Event.active_deadline_exceeded:type_name -> actorlet.v1.ActiveDeadlineExceeded
 	23, // 23: actorlet.v1.Event.probe_changed:type_name -> actorlet.v1.ProbeChanged
 	24, // 24: actorlet.v1.Event.hook_failed:type_name -> actorlet.v1.HookFailed
-	0,  // 25: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
-	30, // 26: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
-	30, // 27: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
-	33, // 28: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
-	1,  // 29: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
-	2,  // 30: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
-	32, // 31: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
-	31, // 32: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	25, // 25: actorlet.v1.Event.pod_initialized:type_name -> actorlet.v1.PodInitialized
+	0,  // 26: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
+	31, // 27: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
+	31, // 28: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
+	34, // 29: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
+	1,  // 30: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
+	2,  // 31: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
+	33, // 32: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
+	32, // 33: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_actorlet_v1_events_proto_init() }
@@ -3251,6 +3331,7 @@ func file_actorlet_v1_events_proto_init() {
 		(*Event_ActiveDeadlineExceeded)(nil),
 		(*Event_ProbeChanged)(nil),
 		(*Event_HookFailed)(nil),
+		(*Event_PodInitialized)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3258,7 +3339,7 @@ func file_actorlet_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actorlet_v1_events_proto_rawDesc), len(file_actorlet_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
