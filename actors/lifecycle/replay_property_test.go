@@ -22,6 +22,7 @@ type model struct {
 	sandboxes  map[string]*pb.ObservedSandbox
 	containers map[string]*pb.ObservedContainer
 	started    map[string]int // container id -> StartContainer calls that took effect
+	sidecars   map[string]bool
 }
 
 func (m *model) id(prefix string) string { m.nextID++; return fmt.Sprintf("%s%d", prefix, m.nextID) }
@@ -79,6 +80,13 @@ func (m *model) do(e lifecycle.Effect, now time.Time) *pb.EffectResult {
 			return res
 		}
 		m.started[c.Id]++
+		if c.Name[0] == 'c' {
+			for _, o := range m.containers {
+				if o.SandboxId == c.SandboxId && o.Name[0] == 'i' && o.State == pb.ObservedState_OBSERVED_RUNNING && !m.sidecars[o.Name] {
+					m.t.Fatalf("app container %s started while init container %s runs", c.Name, o.Name)
+				}
+			}
+		}
 		c.State = pb.ObservedState_OBSERVED_RUNNING
 		c.StartedAtUnixNano = now.UnixNano()
 		res.StartedAtUnixNano = c.StartedAtUnixNano
@@ -153,7 +161,7 @@ func TestReplayRebuildsState(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg := lifecycle.DefaultConfig()
 		now := t0
-		m := &model{t: t, sandboxes: map[string]*pb.ObservedSandbox{}, containers: map[string]*pb.ObservedContainer{}, started: map[string]int{}}
+		m := &model{t: t, sandboxes: map[string]*pb.ObservedSandbox{}, containers: map[string]*pb.ObservedContainer{}, started: map[string]int{}, sidecars: map[string]bool{}}
 		state := lifecycle.NewState("uid-1")
 		var journal []*pb.Envelope
 		var pending []lifecycle.Effect
@@ -166,8 +174,25 @@ func TestReplayRebuildsState(t *testing.T) {
 			secs := int64(rapid.IntRange(0, 900).Draw(t, "activeDeadlineSeconds"))
 			pod.Spec.ActiveDeadlineSeconds = &secs
 		}
+		probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
 		for i := range rapid.IntRange(1, 3).Draw(t, "containers") {
-			pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: fmt.Sprintf("c%d", i), Image: "img:1"})
+			c := corev1.Container{Name: fmt.Sprintf("c%d", i), Image: "img:1"}
+			if rapid.Bool().Draw(t, "probes?") {
+				c.LivenessProbe, c.ReadinessProbe = probe, probe
+			}
+			pod.Spec.Containers = append(pod.Spec.Containers, c)
+		}
+		always := corev1.ContainerRestartPolicyAlways
+		for i := range rapid.IntRange(0, 2).Draw(t, "init containers") {
+			c := corev1.Container{Name: fmt.Sprintf("i%d", i), Image: "img:1"}
+			if rapid.Bool().Draw(t, "sidecar?") {
+				c.RestartPolicy = &always
+				c.StartupProbe = probe
+			}
+			pod.Spec.InitContainers = append(pod.Spec.InitContainers, c)
+		}
+		for _, c := range pod.Spec.InitContainers {
+			m.sidecars[c.Name] = c.RestartPolicy != nil
 		}
 		podJSON, _ := jsonMarshal(pod)
 
@@ -192,7 +217,7 @@ func TestReplayRebuildsState(t *testing.T) {
 
 		step(&pb.PodDesired{PodJson: podJSON, Source: "file"})
 		for range rapid.IntRange(1, 80).Draw(t, "steps") {
-			switch rapid.IntRange(0, 9).Draw(t, "action") {
+			switch rapid.IntRange(0, 10).Draw(t, "action") {
 			case 0, 1, 2, 3: // carry out one outstanding effect
 				var work []lifecycle.Effect
 				for _, e := range pending {
@@ -233,6 +258,14 @@ func TestReplayRebuildsState(t *testing.T) {
 				}
 			case 9:
 				step(&pb.Tick{})
+			case 10: // a probe worker reports on a running container
+				for _, id := range sortedKeys(m.containers) {
+					if c := m.containers[id]; c.State == pb.ObservedState_OBSERVED_RUNNING {
+						kind := rapid.SampledFrom([]pb.ProbeKind{pb.ProbeKind_PROBE_STARTUP, pb.ProbeKind_PROBE_LIVENESS, pb.ProbeKind_PROBE_READINESS}).Draw(t, "probe")
+						step(&pb.ProbeResult{Name: c.Name, ContainerId: c.Id, Kind: kind, Success: rapid.Bool().Draw(t, "probe ok")})
+						break
+					}
+				}
 			}
 			m.check(t)
 		}
