@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
@@ -21,6 +22,8 @@ import (
 type runEffect struct {
 	effect lifecycle.Effect
 	pod    *corev1.Pod
+	// podIP is the sandbox's IP, for hooks.
+	podIP string
 	// fresh: a creation's first try, journaled by this incarnation, so
 	// there is nothing to look for in the runtime first.
 	fresh bool
@@ -139,6 +142,11 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		err := rt.StartContainer(ctx, e.ID)
 		if err == nil {
 			res.StartedAtUnixNano = a.deps.Clock.Now().UnixNano()
+			// PostStart runs once, after this start; a start found done
+			// (retried or recovered) does not run it again.
+			if post := a.handler(m, e.Name, postStart); post != nil {
+				res.HookError = a.runHook(ctx, m, e.Name, e.ID, post)
+			}
 			return res, nil
 		}
 		// Started before (a retried or recovered start)? Then that start counts.
@@ -148,7 +156,20 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		}
 		return fail(res, "RunContainerError", err)
 	case lifecycle.StopContainer:
-		if err := rt.StopContainer(ctx, e.ID, e.Grace); err != nil {
+		grace := e.Grace
+		if pre := a.handler(m, e.Name, preStop); pre != nil {
+			if st, err := rt.ContainerStatus(ctx, e.ID); err == nil && st.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				// PreStop runs within the grace period; the container
+				// gets what is left of it, at least minStopGrace, as the
+				// kubelet gives.
+				start := a.deps.Clock.Now()
+				hctx, cancel := context.WithTimeout(ctx, grace)
+				res.HookError = a.runHook(hctx, m, e.Name, e.ID, pre)
+				cancel()
+				grace = max(grace-a.deps.Clock.Since(start), minStopGrace)
+			}
+		}
+		if err := rt.StopContainer(ctx, e.ID, grace); err != nil {
 			return fail(res, "KillContainerError", err)
 		}
 		st, err := rt.ContainerStatus(ctx, e.ID)
@@ -342,4 +363,31 @@ func effectWorker(e lifecycle.Effect) string {
 	default:
 		return "sandbox"
 	}
+}
+
+// minStopGrace is the least grace a container gets after its PreStop hook
+// (the kubelet's minimumGracePeriodInSeconds).
+const minStopGrace = 2 * time.Second
+
+func postStart(l *corev1.Lifecycle) *corev1.LifecycleHandler { return l.PostStart }
+func preStop(l *corev1.Lifecycle) *corev1.LifecycleHandler   { return l.PreStop }
+
+// handler is the container's hook that pick selects, or nil (none, or no
+// Hooks to run it).
+func (a *containerActor) handler(m *runEffect, name string, pick func(*corev1.Lifecycle) *corev1.LifecycleHandler) *corev1.LifecycleHandler {
+	spec := specContainer(m.pod, name)
+	if a.deps.Hooks == nil || spec == nil || spec.Lifecycle == nil {
+		return nil
+	}
+	return pick(spec.Lifecycle)
+}
+
+// runHook runs a hook of the container and returns the failure's message
+// ("" when it ran fine).
+func (a *containerActor) runHook(ctx context.Context, m *runEffect, name, id string, h *corev1.LifecycleHandler) string {
+	if err := a.deps.Hooks.Hook(ctx, m.pod, specContainer(m.pod, name), id, m.podIP, h); err != nil {
+		a.deps.Logger.Info("lifecycle hook failed", zap.String("pod", a.uid), zap.String("container", name), zap.Error(err))
+		return err.Error()
+	}
+	return ""
 }

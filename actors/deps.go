@@ -82,6 +82,11 @@ type Deps struct {
 	// API server: such a reference then fails the container's creation
 	// with CreateContainerConfigError, unless it is optional.
 	EnvSource EnvSource
+	// Probers, when set, run containers' probes; nil runs none (a
+	// container with a readiness probe then never becomes ready).
+	Probers Probers
+	// Hooks, when set, runs PostStart and PreStop hooks; nil runs none.
+	Hooks Hooks
 	// Allocatable is the node's allocatable resources: a resourceFieldRef
 	// to a cpu, memory or ephemeral-storage limit that a container does
 	// not set reads it (nil: such a limit reads 0).

@@ -67,6 +67,8 @@ type podActor struct {
 	// journaled and has not tried yet: no earlier try can have left one
 	// behind, so the first try creates without looking for it first.
 	fresh map[string]bool
+	// prober runs the pod's probe workers (nil until a container has probes).
+	prober PodProber
 }
 
 // spawnMode says what the Supervisor sends a PodActor's first incarnation.
@@ -108,7 +110,8 @@ func (a *podActor) Receive(ctx actor.Context) {
 		}
 	case *actor.Stopping, *actor.Restarting:
 		a.stopTimer()
-	case *pb.PodDesired, *pb.PodUndesired, *pb.Tick:
+		a.stopProbes()
+	case *pb.PodDesired, *pb.PodUndesired, *pb.Tick, *pb.ProbeResult:
 		a.handle(ctx, m.(lifecycle.Input))
 	case *listed:
 		a.replied(ctx, ctx.Sender())
@@ -210,6 +213,7 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 			a.publish(ctx, now) // a recovered pod: its status is news to this process
 		}
 	}
+	a.syncProbes(ctx)
 	a.dispatch(ctx, dec.Effects, now)
 }
 
@@ -230,7 +234,7 @@ func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now t
 		if a.deps.Events != nil {
 			a.deps.Events.Acting(a.state.Pod, e)
 		}
-		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod, fresh: a.fresh[key]})
+		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod, podIP: a.podIP(), fresh: a.fresh[key]})
 		delete(a.fresh, key)
 	}
 }
@@ -354,6 +358,7 @@ func (a *podActor) snapshot(now time.Time) {
 func (a *podActor) finish(ctx actor.Context) {
 	a.stopped = true
 	a.stopTimer()
+	a.stopProbes()
 	if a.sinceSnap > 0 {
 		a.snapshot(a.deps.Clock.Now())
 	}
@@ -367,4 +372,12 @@ func (a *podActor) finish(ctx actor.Context) {
 	}
 	ctx.Send(ctx.Parent(), &podRemoved{uid: a.uid})
 	ctx.Stop(ctx.Self())
+}
+
+// podIP is the IP of the pod's current sandbox, or "".
+func (a *podActor) podIP() string {
+	if sb := a.state.P.Sandbox; sb != nil {
+		return sb.Ip
+	}
+	return ""
 }
