@@ -28,6 +28,22 @@ const (
 	EnvStopDelay = "SIM_STOP_DELAY"
 	// EnvExecExitCode is the exit code of every ExecSync (default 0).
 	EnvExecExitCode = "SIM_EXEC_EXIT_CODE"
+
+	// EnvHTTPPort makes the running container serve HTTP on <pod IP>:port
+	// (only with a loopback pod IP, see probeserve.go): every GET is
+	// answered with EnvHTTPStatus and EnvHTTPBody.
+	EnvHTTPPort = "SIM_HTTP_PORT"
+	// EnvHTTPStatus is the status of those answers (default 200).
+	EnvHTTPStatus = "SIM_HTTP_STATUS"
+	// EnvHTTPBody is the body of those answers (default empty).
+	EnvHTTPBody = "SIM_HTTP_BODY"
+	// EnvHTTPStatusFile names a file whose content (e.g. "500") is the
+	// status, re-read per request; if it is missing or not a status,
+	// EnvHTTPStatus applies. Runtime.SetHTTPStatus overrides both.
+	EnvHTTPStatusFile = "SIM_HTTP_STATUS_FILE"
+	// EnvTCPPort makes the running container accept TCP connections on
+	// <pod IP>:port (closed at once; only with a loopback pod IP).
+	EnvTCPPort = "SIM_TCP_PORT"
 )
 
 // Exit codes and reasons, as containerd reports them.
@@ -47,6 +63,11 @@ type behaviour struct {
 	stopExitCode int32
 	stopDelay    time.Duration
 	execExitCode int32
+	serve        serveSpec // EnvHTTPPort and friends
+
+	// served is runtime state, not script: the listeners of a running
+	// container (nil if none). Guarded by Runtime.mu.
+	served *probeServer
 }
 
 func parseBehaviour(envs []*runtimeapi.KeyValue) (behaviour, error) {
@@ -68,6 +89,16 @@ func parseBehaviour(envs []*runtimeapi.KeyValue) (behaviour, error) {
 			b.stopDelay, err = parseDuration(kv.GetKey(), v)
 		case EnvExecExitCode:
 			b.execExitCode, err = parseCode(kv.GetKey(), v)
+		case EnvHTTPPort:
+			b.serve.httpPort, err = parsePort(kv.GetKey(), v)
+		case EnvTCPPort:
+			b.serve.tcpPort, err = parsePort(kv.GetKey(), v)
+		case EnvHTTPStatus:
+			b.serve.httpStatus, err = parseStatus(kv.GetKey(), v)
+		case EnvHTTPBody:
+			b.serve.httpBody = v
+		case EnvHTTPStatusFile:
+			b.serve.statusFile = v
 		}
 		if err != nil {
 			return b, err
@@ -75,6 +106,12 @@ func parseBehaviour(envs []*runtimeapi.KeyValue) (behaviour, error) {
 	}
 	if b.exitReason == "" {
 		b.exitReason = reasonFor(b.exitCode)
+	}
+	if b.serve.httpStatus == 0 {
+		b.serve.httpStatus = 200
+	}
+	if b.serve.httpPort != 0 && b.serve.httpPort == b.serve.tcpPort {
+		return b, newErr(ErrInvalidArgument, "env %s and %s are both %d", EnvHTTPPort, EnvTCPPort, b.serve.httpPort)
 	}
 	return b, nil
 }

@@ -29,6 +29,7 @@ func (r *Runtime) removeContainerLocked(c *container) {
 	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		r.exitLocked(c, killPlan(r.now(), "killed by RemoveContainer"))
 	}
+	r.stopServingLocked(c)
 	c.cancelTimer()
 	delete(r.containers, c.id)
 	r.containersByPod.remove(c.labels, c)

@@ -49,5 +49,8 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 			r.scheduleExitLocked(c, p)
 		}
 	}
+	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+		r.serveLocked(c) // SIM_HTTP_PORT, SIM_TCP_PORT
+	}
 	return &runtimeapi.StartContainerResponse{}, nil
 }

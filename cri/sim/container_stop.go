@@ -50,6 +50,7 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 		r.scheduleExitLocked(c, killPlan(now+int64(timeout), fmt.Sprintf("killed after stop timeout of %v", timeout)))
 	}
 	if c.state == runtimeapi.ContainerState_CONTAINER_EXITED {
+		r.stopServingLocked(c)
 		unlock()
 		return &runtimeapi.StopContainerResponse{}, nil
 	}
@@ -61,6 +62,9 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 
 	select {
 	case <-exited:
+		r.mu.Lock()
+		r.stopServingLocked(c) // its ports are closed when StopContainer returns
+		r.mu.Unlock()
 		return &runtimeapi.StopContainerResponse{}, nil
 	case <-r.events.done():
 		return nil, newErr(ErrClosed, "StopContainer %s (%s): simulated runtime closed while stopping", c.name, c.id)

@@ -24,7 +24,8 @@
 //     with the same metadata fails with AlreadyExists.
 //   - Containers follow CREATED → RUNNING → EXITED. Their process is
 //     scripted by environment variables (EnvExitAfter, EnvExitCode,
-//     EnvExitReason, EnvStopExitCode, EnvStopDelay, EnvExecExitCode).
+//     EnvExitReason, EnvStopExitCode, EnvStopDelay, EnvExecExitCode, and
+//     the probe endpoints below).
 //     RemoveContainer kills a running container first.
 //   - Events (GetContainerEvents) carry the sandbox status and all its
 //     container statuses; sandboxes emit events under their own ID. The
@@ -34,8 +35,33 @@
 //     references are normalised like Docker's ("busybox" is
 //     "docker.io/library/busybox:latest"). A reference containing
 //     "notfound" fails to pull with NotFound.
-//   - Exec, Attach, PortForward and the checkpoint/restore RPCs answer
+//   - ExecSync runs nothing: it answers SIM_EXEC_EXIT_CODE.
+//     Exec, Attach, PortForward and the checkpoint/restore RPCs answer
 //     Unimplemented. Stats are synthetic; no metrics are exported.
+//
+// # Probe endpoints
+//
+// So that HTTP and TCP probes can be tested without containerd, a running
+// container whose env has SIM_HTTP_PORT serves HTTP on <sandbox IP>:port,
+// answering every request with SIM_HTTP_STATUS (default 200) and
+// SIM_HTTP_BODY; SIM_TCP_PORT accepts TCP connections. The status can be
+// changed while the container runs: write it to the file named by
+// SIM_HTTP_STATUS_FILE (re-read per request; works when the runtime runs
+// inside another process), or call Runtime.SetHTTPStatus in-process.
+//
+//	rt, _ := sim.New(sim.Options{PodCIDR: "127.88.0.0/16"})
+//	// container env: SIM_HTTP_PORT=8080 SIM_HTTP_STATUS=200 SIM_TCP_PORT=9000
+//	// GET http://<pod IP>:8080/ answers 200 while the container runs.
+//
+// Ports are served only when the sandbox IP is a loopback address: a
+// PodCIDR in 127.0.0.0/8 (Linux routes all of it to lo, so no interface
+// is set up), or a hostNetwork sandbox with a loopback HostIP (which
+// shares that address with other nodes of the process). With any other
+// IP the variables are ignored, and that is logged once per container
+// start. The listeners close when the container exits, is removed, or its
+// sandbox stops (before those RPCs return; after a scripted exit,
+// promptly), and when the Runtime is closed. A serving container costs two
+// goroutines. See probeserve.go.
 //
 // # Misuse
 //

@@ -38,6 +38,7 @@ func (r *Runtime) stopSandboxLocked(sb *sandbox) {
 			r.exitLocked(c, killPlan(now, "killed by StopPodSandbox"))
 		}
 	}
+	r.reapServersLocked(sb)
 	sb.ready = false
 	if r.readyByPod[sb.podUID]--; r.readyByPod[sb.podUID] <= 0 {
 		delete(r.readyByPod, sb.podUID)
