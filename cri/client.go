@@ -456,6 +456,16 @@ func (c *Client) RemoveImage(ctx context.Context, image *runtimeapi.ImageSpec) e
 	}))
 }
 
+// ImageFsInfo reports the usage of the filesystems that hold images.
+func (c *Client) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
+	var resp *runtimeapi.ImageFsInfoResponse
+	err := c.call(ctx, "ImageFsInfo", "", c.timeout, func(ctx context.Context) (err error) {
+		resp, err = c.image.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{})
+		return err
+	})
+	return resp, err
+}
+
 // EventStream is an open GetContainerEvents stream. Recv errors are *Error values (Op
 // "GetContainerEvents"); a runtime without events fails the first Recv with Kind
 // Unimplemented. The stream ends when the ctx given to GetContainerEvents is canceled.
