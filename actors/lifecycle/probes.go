@@ -28,6 +28,9 @@ type ProbeTarget struct {
 	Name        string
 	ContainerID string
 	StartupDone bool
+	// StartedAt is when the container started (initialDelaySeconds counts
+	// from it).
+	StartedAt time.Time
 }
 
 // ProbeTargets lists the containers of s whose probes should run now:
@@ -50,7 +53,8 @@ func ProbeTargets(s *State) []ProbeTarget {
 		if c.StartupProbe == nil && c.LivenessProbe == nil && c.ReadinessProbe == nil {
 			continue
 		}
-		out = append(out, ProbeTarget{Name: c.Name, ContainerID: r.Id, StartupDone: r.StartupDone || c.StartupProbe == nil})
+		out = append(out, ProbeTarget{Name: c.Name, ContainerID: r.Id, StartupDone: r.StartupDone || c.StartupProbe == nil,
+			StartedAt: time.Unix(0, r.StartedAtUnixNano)})
 	}
 	return out
 }

@@ -21,7 +21,9 @@ import (
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/journal"
+	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/nodeactor"
+	"github.com/actorlet/actorlet/node/probe"
 	"github.com/actorlet/actorlet/node/podstatus"
 	"github.com/actorlet/actorlet/node/staticpod"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
@@ -81,6 +83,11 @@ type Config struct {
 	// Allocatable is the node's allocatable resources, what a
 	// resourceFieldRef to a missing limit reads.
 	Allocatable corev1.ResourceList
+	// ImageGC, when set, removes unused images by its policy (see package
+	// imagegc), with ImageGCOptions (the sandbox image, events, a fixed
+	// capacity for a simulated runtime).
+	ImageGC        *imagegc.Policy
+	ImageGCOptions []imagegc.Option
 	// NodeActor, when set, registers the node with the API server, reports
 	// its status and renews its Lease (see package nodeactor).
 	NodeActor *nodeactor.Config
@@ -173,7 +180,11 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if len(cfg.StatusSinks) > 0 {
 		status = actors.StatusSinks(append([]actors.StatusSink{a.statuses}, cfg.StatusSinks...))
 	}
+	// Probes and hooks run through the runtime (exec) or straight to the
+	// pod's IP (httpGet, tcpSocket, grpc).
+	prober := probe.ForActors{Runner: &probe.Runner{Exec: cfg.Runtime}}
 	deps := actors.Deps{
+		Probers: prober, Hooks: prober,
 		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
 		Events: cfg.Events, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
@@ -210,6 +221,17 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		a.sources.start(runCtx, &a.wg, src, func(err error) {
 			log.Error("pod source stopped", zap.String("source", src.Name), zap.Error(err))
 		})
+	}
+	if cfg.ImageGC != nil {
+		gc, err := imagegc.New(cfg.Runtime, *cfg.ImageGC, append([]imagegc.Option{imagegc.WithLogger(log.Named("imagegc"))}, cfg.ImageGCOptions...)...)
+		if err != nil {
+			return fail(fmt.Errorf("image garbage collection: %w", err))
+		}
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			gc.Run(runCtx)
+		}()
 	}
 	a.wg.Add(2)
 	go func() {

@@ -29,7 +29,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	rt, err := sim.New(sim.Options{})
+	return newEnvWith(t, sim.Options{})
+}
+
+func newEnvWith(t *testing.T, opts sim.Options) *env {
+	t.Helper()
+	rt, err := sim.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
