@@ -10,7 +10,14 @@ import (
 )
 
 // imageFsMountpoint is the mountpoint ImageFsInfo reports.
-const imageFsMountpoint = "/var/lib/actorlet-sim/images"
+const imageFsMountpoint = ImageFsMountpoint
+
+// ImageFsMountpoint is the mountpoint ImageFsInfo reports. It is not a
+// directory of the host: its capacity is ImageFsCapacity.
+const ImageFsMountpoint = "/var/lib/actorlet-sim/images"
+
+// ImageFsCapacity is the simulated image filesystem's size (100 GiB).
+const ImageFsCapacity = 100 << 30
 
 // PullImage "pulls" an image: it is recorded under its normalised name
 // ("busybox" is docker.io/library/busybox:latest) with ID

@@ -30,6 +30,10 @@ var SupportedFields = []string{
 	"clusterDNS",
 	"clusterDomain",
 	"resolvConf",
+	"imageGCHighThresholdPercent",
+	"imageGCLowThresholdPercent",
+	"imageMinimumGCAge",
+	"imageMaximumGCAge",
 }
 
 // Supported returns the JSON field paths actorlet honours, sorted.

@@ -17,6 +17,7 @@ import (
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/cri/sim"
 	"github.com/actorlet/actorlet/node/agent"
+	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/nodeactor"
 	"github.com/actorlet/actorlet/node/server"
 )
@@ -92,6 +93,9 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		ActorOptions: []actor.ConfigOption{actorLogging(log)}, NodeActor: nodeCfg, Allocatable: mach.Allocatable,
 		MemoryCapacity: mach.Capacity.Memory().Value(),
 	}
+	gc := nc.imageGC
+	acfg.ImageGC = &gc
+	acfg.ImageGCOptions = []imagegc.Option{imagegc.WithCapacity(imageFsCapacity)}
 	if api != nil {
 		acfg.Sources = []agent.PodSource{api.source}
 		acfg.StatusSinks = []actors.StatusSink{api.writer}
@@ -158,4 +162,14 @@ func waitForRuntime(ctx context.Context, client *cri.Client, endpoint string, lo
 		case <-tick.C:
 		}
 	}
+}
+
+// imageFsCapacity is the size of the filesystem at an image filesystem's
+// mountpoint; the simulated runtime's (in process or on a socket) is not
+// on the host and has its fixed size.
+func imageFsCapacity(ctx context.Context, mountpoint string) (uint64, error) {
+	if mountpoint == sim.ImageFsMountpoint {
+		return sim.ImageFsCapacity, nil
+	}
+	return imagegc.StatfsCapacity(ctx, mountpoint)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
+	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletconfig"
 )
 
@@ -39,6 +40,7 @@ type runOptions struct {
 	simPodCIDR          string
 	simLatency          string
 	shutdownGracePeriod time.Duration
+	imageGC             imagegc.Policy
 	cluster             clusterOptions
 }
 
@@ -86,6 +88,9 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.relistPeriod, "relist-period", time.Second, "how often the runtime is listed when it does not serve container events")
 	fs.StringVar(&o.simPodCIDR, "sim-pod-cidr", "10.88.0.0/16", "with sim://: the CIDR pod IPs come from")
 	fs.StringVar(&o.simLatency, "sim-latency", "", "with sim://: per-RPC latency, e.g. RunPodSandbox=50ms,PullImage=200ms")
+	fs.IntVar(&o.imageGC.HighThresholdPercent, "image-gc-high-threshold", imagegc.DefaultHighThresholdPercent, "image filesystem usage (percent) at which unused images are removed")
+	fs.IntVar(&o.imageGC.LowThresholdPercent, "image-gc-low-threshold", imagegc.DefaultLowThresholdPercent, "image filesystem usage (percent) image removal frees down to")
+	fs.DurationVar(&o.imageGC.MinAge, "minimum-image-ttl-duration", imagegc.DefaultMinAge, "the least time an unused image is kept")
 	o.cluster.addFlags(fs)
 	fs.DurationVar(&o.shutdownGracePeriod, "shutdown-grace-period", 10*time.Second, "how long to wait for in-flight work on SIGTERM (pods keep running)")
 }
@@ -141,6 +146,25 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 		apply("node-lease-duration-seconds", func() { nc.cluster.leaseSeconds = kc.NodeLeaseDurationSeconds })
 		apply("kube-api-qps", func() { nc.cluster.qps = float32(*kc.KubeAPIQPS) })
 		apply("kube-api-burst", func() { nc.cluster.burst = kc.KubeAPIBurst })
+		apply("image-gc-high-threshold", func() {
+			if kc.ImageGCHighThresholdPercent != nil {
+				nc.imageGC.HighThresholdPercent = int(*kc.ImageGCHighThresholdPercent)
+			}
+		})
+		apply("image-gc-low-threshold", func() {
+			if kc.ImageGCLowThresholdPercent != nil {
+				nc.imageGC.LowThresholdPercent = int(*kc.ImageGCLowThresholdPercent)
+			}
+		})
+		apply("minimum-image-ttl-duration", func() {
+			if kc.ImageMinimumGCAge.Duration != 0 {
+				nc.imageGC.MinAge = kc.ImageMinimumGCAge.Duration
+			}
+		})
+		nc.imageGC.MaxAge = kc.ImageMaximumGCAge.Duration
+	}
+	if err := nc.imageGC.Validate(); err != nil {
+		return nil, fmt.Errorf("image garbage collection: %w", err)
 	}
 	if nc.imageEndpoint == "" {
 		nc.imageEndpoint = nc.runtimeEndpoint
