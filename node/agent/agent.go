@@ -23,8 +23,8 @@ import (
 	"github.com/actorlet/actorlet/journal"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/nodeactor"
-	"github.com/actorlet/actorlet/node/probe"
 	"github.com/actorlet/actorlet/node/podstatus"
+	"github.com/actorlet/actorlet/node/probe"
 	"github.com/actorlet/actorlet/node/staticpod"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
