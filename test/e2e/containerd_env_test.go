@@ -136,6 +136,11 @@ type podSpec struct {
 	grace         int    // terminationGracePeriodSeconds (default 2)
 	hostNetwork   bool
 	containers    []containerSpec
+	// initContainers run before containers (an extra of
+	// "    restartPolicy: Always\n" makes one a sidecar).
+	initContainers []containerSpec
+	// extra is more YAML for the pod spec, each line indented by 2 spaces.
+	extra string
 }
 
 type containerSpec struct {
@@ -157,17 +162,26 @@ func (e *containerdEnv) manifest(p podSpec) string {
 	if p.hostNetwork {
 		b.WriteString("  hostNetwork: true\n")
 	}
+	b.WriteString(p.extra)
+	if len(p.initContainers) > 0 {
+		b.WriteString("  initContainers:\n")
+		e.writeContainers(&b, p.initContainers)
+	}
 	b.WriteString("  containers:\n")
-	for _, c := range p.containers {
-		fmt.Fprintf(&b, "  - name: %s\n    image: %s\n    imagePullPolicy: Never\n", c.name, e.workload)
+	e.writeContainers(&b, p.containers)
+	return b.String()
+}
+
+func (e *containerdEnv) writeContainers(b *strings.Builder, cs []containerSpec) {
+	for _, c := range cs {
+		fmt.Fprintf(b, "  - name: %s\n    image: %s\n    imagePullPolicy: Never\n", c.name, e.workload)
 		if len(c.args) > 0 {
 			quoted := make([]string, len(c.args))
 			for i, a := range c.args {
 				quoted[i] = fmt.Sprintf("%q", a)
 			}
-			fmt.Fprintf(&b, "    args: [%s]\n", strings.Join(quoted, ", "))
+			fmt.Fprintf(b, "    args: [%s]\n", strings.Join(quoted, ", "))
 		}
 		b.WriteString(c.extra)
 	}
-	return b.String()
 }

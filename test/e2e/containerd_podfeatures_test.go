@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestContainerdProbesHooksInit runs the pod features of issue 5 that are
+// real only on a real runtime, on containerd + runc:
+//   - a postStart hook (exec) writes a file that an exec readiness probe
+//     reads: the pod is Ready only after the hook ran in the container;
+//   - an httpGet readiness probe on the pod IP;
+//   - an httpGet liveness probe that can never pass restarts its container
+//     with back-off;
+//   - a regular init container completes before the app starts, and a
+//     sidecar keeps running (same container, no restart) while the app
+//     container crashes and restarts;
+//   - a preStop hook (httpGet, to a server of the test on the host's
+//     loopback) runs when the pod is removed.
+func TestContainerdProbesHooksInit(t *testing.T) {
+	e := needContainerd(t)
+	d := e.nodeDirs(t, "ctrd-feat")
+	// The preStop hook calls this server on the host's loopback.
+	var preStops atomic.Int32
+	hookSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/prestop" {
+			preStops.Add(1)
+		}
+	}))
+	defer hookSrv.Close()
+	hookURL, err := url.Parse(hookSrv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	always := "    restartPolicy: Always\n"
+	pods := []podSpec{
+		{name: "probed", grace: 10, containers: []containerSpec{
+			{name: "web", args: []string{"-msg", "probed up", "-http", ":8080"}, extra: "" +
+				"    lifecycle:\n" +
+				"      postStart: {exec: {command: [/workload, -write, /poststart=done, -exit, \"0\"]}}\n" +
+				fmt.Sprintf("      preStop: {httpGet: {host: 127.0.0.1, port: %s, path: /prestop}}\n", hookURL.Port()) +
+				"    readinessProbe: {exec: {command: [/workload, -cat, /poststart, -exit, \"0\"]}, periodSeconds: 1}\n" +
+				"    startupProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1, failureThreshold: 30}\n"},
+		}},
+		{name: "unhealthy", containers: []containerSpec{
+			{name: "app", args: []string{"-msg", "unhealthy up"}, extra: "" +
+				"    livenessProbe: {httpGet: {path: /healthz, port: 9999}, periodSeconds: 1, failureThreshold: 1}\n"},
+		}},
+		{name: "init", initContainers: []containerSpec{
+			{name: "setup", args: []string{"-msg", "setup done", "-sleep", "200ms", "-exit", "0"}},
+			{name: "proxy", args: []string{"-msg", "proxy up", "-print-every", "1s"}, extra: always},
+		}, containers: []containerSpec{
+			{name: "app", args: []string{"-msg", "app crashing", "-sleep", "300ms", "-exit", "1"}},
+		}},
+	}
+	for _, p := range pods {
+		writeManifest(t, d.manifests, p.name+".yaml", e.manifest(p))
+	}
+	n := startNode(t, e.endpoint, d)
+	pod := func(name string) corev1.Pod { return n.pods(t)["default/"+name+"-"+d.name] }
+	status := func(p corev1.Pod, name string) (corev1.ContainerStatus, bool) {
+		for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			if cs.Name == name {
+				return cs, true
+			}
+		}
+		return corev1.ContainerStatus{}, false
+	}
+
+	// postStart -> readiness exec; startup httpGet gates it.
+	waitFor(t, "probed Ready (its postStart wrote what its readiness probe reads)", func() (bool, string) {
+		p := pod("probed")
+		return p.Status.Phase == corev1.PodRunning && podReady(p), fmt.Sprintf("%s %+v", p.Status.Phase, p.Status.ContainerStatuses)
+	})
+	probedID := containerID(t, pod("probed"), "web")
+	if out := e.crictlOut(t, "exec", probedID, "/workload", "-cat", "/poststart", "-exit", "0"); !strings.Contains(out, "done") {
+		t.Fatalf("the postStart file in the container: %q", out)
+	}
+
+	// Liveness failing: restarted, with back-off between the restarts.
+	sawBackOff := false
+	waitFor(t, "unhealthy restarted twice by its liveness probe", func() (bool, string) {
+		cs, _ := status(pod("unhealthy"), "app")
+		if w := cs.State.Waiting; w != nil && w.Reason == "CrashLoopBackOff" {
+			sawBackOff = true
+		}
+		return cs.RestartCount >= 2 && sawBackOff, fmt.Sprintf("%+v", cs)
+	})
+
+	// Init: setup completed before app started; the sidecar outlives the
+	// app's restarts.
+	var proxyID string
+	waitFor(t, "init's app restarted while its sidecar runs", func() (bool, string) {
+		p := pod("init")
+		setup, _ := status(p, "setup")
+		proxy, _ := status(p, "proxy")
+		app, _ := status(p, "app")
+		if proxy.State.Running != nil && proxyID == "" {
+			proxyID = proxy.ContainerID
+		}
+		ok := setup.State.Terminated != nil && setup.State.Terminated.ExitCode == 0 &&
+			proxy.State.Running != nil && app.RestartCount >= 2
+		return ok, fmt.Sprintf("setup %+v proxy %+v app %+v", setup.State, proxy.State, app)
+	})
+	p := pod("init")
+	setup, _ := status(p, "setup")
+	proxy, _ := status(p, "proxy")
+	app, _ := status(p, "app")
+	if proxy.ContainerID != proxyID || proxy.RestartCount != 0 {
+		t.Fatalf("the sidecar was restarted: %+v (first seen as %s)", proxy, proxyID)
+	}
+	if lt := app.LastTerminationState.Terminated; lt == nil || lt.StartedAt.Before(&setup.State.Terminated.FinishedAt) {
+		t.Fatalf("app ran before its init container finished: app %+v, setup %+v", app.LastTerminationState, setup.State.Terminated)
+	}
+	if c := condition(p, corev1.PodInitialized); c != corev1.ConditionTrue {
+		t.Fatalf("init's Initialized condition %s", c)
+	}
+
+	// preStop: removing the manifest stops probed; its hook ran first.
+	removeManifest(t, d.manifests, "probed.yaml")
+	waitFor(t, "probed gone", func() (bool, string) {
+		_, ok := n.pods(t)["default/probed-"+d.name]
+		return !ok, "still listed"
+	})
+	if n := preStops.Load(); n != 1 {
+		t.Fatalf("the preStop hook was called %d times, want 1", n)
+	}
+}
+
+func condition(p corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return ""
+}
