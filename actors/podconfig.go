@@ -254,8 +254,9 @@ func ContainerConfigWithOptions(pod *corev1.Pod, c *corev1.Container, attempt ui
 		WorkingDir: c.WorkingDir,
 		Labels:     labels,
 		Annotations: map[string]string{
-			"io.kubernetes.container.restartCount":           strconv.Itoa(int(attempt) - 1),
-			"io.kubernetes.container.terminationMessagePath": c.TerminationMessagePath,
+			"io.kubernetes.container.restartCount": strconv.Itoa(int(attempt) - 1),
+			cri.AnnotationTerminationMessagePath:   terminationMessagePath(c),
+			cri.AnnotationTerminationMessagePolicy: string(c.TerminationMessagePolicy),
 		},
 		LogPath: filepath.Join(c.Name, strconv.Itoa(int(attempt)-1)+".log"),
 		Stdin:   c.Stdin, StdinOnce: c.StdinOnce, Tty: c.TTY,

@@ -349,7 +349,7 @@ func (c *Client) container(ctx context.Context, pc *runtimeapi.Container, cache 
 		State:      containerState(st.GetState()), // fresher than the listing
 		ExitCode:   st.GetExitCode(),
 		Reason:     st.GetReason(),
-		Message:    st.GetMessage(),
+		Message:    TerminationMessage(st),
 		CreatedAt:  nanoTime(cmp.Or(st.GetCreatedAt(), pc.GetCreatedAt())),
 		StartedAt:  nanoTime(st.GetStartedAt()),
 		FinishedAt: nanoTime(st.GetFinishedAt()),

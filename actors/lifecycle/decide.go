@@ -438,7 +438,7 @@ func (d *decider) result(res *pb.EffectResult) {
 			}
 			// A container killed for a failed probe or hook is restarted
 			// with back-off, as after a crash.
-			d.exited(r, res.ExitCode, res.ExitReason, "", started, res.FinishedAtUnixNano, r.KillReason != "")
+			d.exited(r, res.ExitCode, res.ExitReason, res.Message, started, res.FinishedAtUnixNano, r.KillReason != "")
 		}
 	case "rmcontainer":
 		if res.Failed {

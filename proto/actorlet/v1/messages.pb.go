@@ -509,7 +509,8 @@ type EffectResult struct {
 	Id       string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	Ip       string `protobuf:"bytes,3,opt,name=ip,proto3" json:"ip,omitempty"`
 	ImageRef string `protobuf:"bytes,4,opt,name=image_ref,json=imageRef,proto3" json:"image_ref,omitempty"`
-	// Set on failure.
+	// Set on failure (message also on a StopContainer's success: the
+	// container's termination message).
 	ErrorKind string `protobuf:"bytes,5,opt,name=error_kind,json=errorKind,proto3" json:"error_kind,omitempty"`
 	Reason    string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
 	Message   string `protobuf:"bytes,7,opt,name=message,proto3" json:"message,omitempty"`

@@ -1,0 +1,61 @@
+package actors
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Termination messages, as the kubelet has them.
+const (
+	// DefaultTerminationMessagePath is where a container writes its
+	// termination message when its spec names no path.
+	DefaultTerminationMessagePath = "/dev/termination-log"
+)
+
+// terminationMessagePath is where the container writes its termination
+// message.
+func terminationMessagePath(c *corev1.Container) string {
+	if c.TerminationMessagePath == "" {
+		return DefaultTerminationMessagePath
+	}
+	return c.TerminationMessagePath
+}
+
+// TerminationMessageFile makes the host file that a container's attempt
+// writes its termination message into, and its CRI mount: an empty file
+// <podDir>/containers/<container>/<attempt>, mode 0666 whatever the umask
+// (any user of the container can write it, as in the kubelet), mounted
+// read-write at c.TerminationMessagePath (DefaultTerminationMessagePath
+// when empty). podDir is the pod's own directory (volumes.Manager.PodDir:
+// <root>/pods/<podUID>), which the pod's TearDown removes.
+//
+// One file per attempt (the kubelet names it at random; the attempt makes
+// a retried creation of the same attempt find the same file). An existing
+// file is kept as it is, never truncated: a container of that attempt may
+// have written it already.
+func TerminationMessageFile(podDir string, pod *corev1.Pod, c *corev1.Container, attempt uint32) (string, *runtimeapi.Mount, error) {
+	if podDir == "" {
+		return "", nil, fmt.Errorf("pod %s/%s container %q: no pod directory for the termination message", pod.Namespace, pod.Name, c.Name)
+	}
+	dir := filepath.Join(podDir, "containers", c.Name)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", nil, fmt.Errorf("pod %s/%s container %q: termination message: %w", pod.Namespace, pod.Name, c.Name, err)
+	}
+	host := filepath.Join(dir, strconv.FormatUint(uint64(attempt), 10))
+	f, err := os.OpenFile(host, os.O_CREATE|os.O_WRONLY, 0o666)
+	if err == nil {
+		err = f.Close()
+	}
+	if err == nil {
+		err = os.Chmod(host, 0o666)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("pod %s/%s container %q: termination message: %w", pod.Namespace, pod.Name, c.Name, err)
+	}
+	return host, &runtimeapi.Mount{ContainerPath: terminationMessagePath(c), HostPath: host}, nil
+}
