@@ -82,6 +82,12 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		if err != nil {
 			return fail(res, "FailedCreatePodSandBox", err)
 		}
+		if a.deps.Volumes != nil {
+			// Before the sandbox, as the kubelet waits for volumes.
+			if _, err := a.deps.Volumes.SetUp(ctx, m.pod); err != nil {
+				return fail(res, ReasonFailedMount, &configError{err: err})
+			}
+		}
 		if id == "" {
 			// The kubelet's layout: the runtime writes <dir>/<container>/<n>.log.
 			if err := mkdirLogs(PodLogDir(a.deps.PodConfig.PodLogsDir, m.pod)); err != nil {
@@ -131,8 +137,13 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 					return fail(res, "CreateContainerError", err)
 				}
 			}
+			mounts, err := a.mounts(ctx, m.pod, spec, e.Attempt)
+			if err != nil {
+				return fail(res, lifecycle.ReasonCreateContainerConfigError, err)
+			}
 			sbCfg := SandboxConfig(m.pod, 0, a.deps.PodConfig)
 			cfg := ContainerConfigWithOptions(m.pod, spec, e.Attempt, env, a.deps.PodConfig)
+			cfg.Mounts = append(cfg.Mounts, mounts...)
 			if id, err = rt.CreateContainer(ctx, e.SandboxID, cfg, sbCfg); err != nil {
 				return fail(res, "CreateContainerError", err)
 			}
@@ -179,7 +190,7 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		case err != nil:
 			return fail(res, "KillContainerError", err)
 		default:
-			res.ExitCode, res.ExitReason = st.GetExitCode(), st.GetReason()
+			res.ExitCode, res.ExitReason, res.Message = st.GetExitCode(), st.GetReason(), cri.TerminationMessage(st)
 			res.StartedAtUnixNano, res.FinishedAtUnixNano = st.GetStartedAt(), st.GetFinishedAt()
 		}
 	case lifecycle.RemoveContainer:
@@ -241,8 +252,9 @@ func (a *containerActor) containerEnv(ctx context.Context, pod *corev1.Pod, c *c
 	return env, nil
 }
 
-// configError is a container config that cannot be built (a missing
-// ConfigMap, Secret or key; an unreadable one; a bad fieldRef). It is a
+// configError is a pod or container config that cannot be built (a
+// missing ConfigMap, Secret or key; an unreadable one; a bad fieldRef; a
+// volume that cannot be set up or mounted). It is a
 // definitive failure (cri.KindOf finds FailedPrecondition), so the core
 // hears of it, shows CreateContainerConfigError and retries with a new
 // attempt after its back-off, as the kubelet retries at each sync; unless
@@ -390,4 +402,29 @@ func (a *containerActor) runHook(ctx context.Context, m *runEffect, name, id str
 		return err.Error()
 	}
 	return ""
+}
+
+// ReasonFailedMount is the reason of a sandbox whose volumes could not be
+// set up (the kubelet's FailedMount event).
+const ReasonFailedMount = "FailedMount"
+
+// mounts are the container's CRI mounts: its volumeMounts, and the file
+// its termination message goes to. Nil without Volumes.
+func (a *containerActor) mounts(ctx context.Context, pod *corev1.Pod, c *corev1.Container, attempt uint32) ([]*runtimeapi.Mount, error) {
+	if a.deps.Volumes == nil {
+		return nil, nil
+	}
+	paths, err := a.deps.Volumes.SetUp(ctx, pod)
+	if err != nil {
+		return nil, &configError{err: err}
+	}
+	mounts, err := ContainerMounts(pod, c, paths)
+	if err != nil {
+		return nil, &configError{err: err}
+	}
+	_, tm, err := TerminationMessageFile(a.deps.Volumes.PodDir(string(pod.UID)), pod, c, attempt)
+	if err != nil {
+		return nil, &configError{err: err}
+	}
+	return append(mounts, tm), nil
 }

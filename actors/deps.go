@@ -66,6 +66,18 @@ type StatusSink interface {
 	PodStatus(u PodUpdate)
 }
 
+// Volumes are a node's pod volumes on the host (node/volumes implements
+// it).
+type Volumes interface {
+	// SetUp makes the pod's volumes ready, idempotently, and returns their
+	// host paths by volume name. Its error names each volume that failed.
+	SetUp(ctx context.Context, pod *corev1.Pod) (map[string]string, error)
+	// TearDown removes everything of the pod's (unmounting first).
+	TearDown(ctx context.Context, podUID string) error
+	// PodDir is the pod's directory (termination messages go there).
+	PodDir(podUID string) string
+}
+
 // Deps are what the actors are built from.
 type Deps struct {
 	Journal Journal
@@ -82,6 +94,10 @@ type Deps struct {
 	// API server: such a reference then fails the container's creation
 	// with CreateContainerConfigError, unless it is optional.
 	EnvSource EnvSource
+	// Volumes, when set, sets up the pods' volumes before their sandbox,
+	// mounts them into containers, and removes them with the pod; with
+	// termination messages. Nil: pods run without volumes.
+	Volumes Volumes
 	// Probers, when set, run containers' probes; nil runs none (a
 	// container with a readiness probe then never becomes ready).
 	Probers Probers

@@ -362,7 +362,12 @@ func (a *podActor) finish(ctx actor.Context) {
 	if a.sinceSnap > 0 {
 		a.snapshot(a.deps.Clock.Now())
 	}
-	// The pod's containers are gone, and so are their logs.
+	// The pod's containers are gone, and so are their volumes and logs.
+	if a.deps.Volumes != nil {
+		if err := a.deps.Volumes.TearDown(context.Background(), a.uid); err != nil {
+			a.log().Warn("tear down the pod's volumes", zap.Error(err))
+		}
+	}
 	if a.state.Pod != nil {
 		if dir := PodLogDir(a.deps.PodConfig.PodLogsDir, a.state.Pod); dir != "" {
 			if err := os.RemoveAll(dir); err != nil {

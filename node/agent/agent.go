@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/actorlet/actorlet/node/podstatus"
 	"github.com/actorlet/actorlet/node/probe"
 	"github.com/actorlet/actorlet/node/staticpod"
+	"github.com/actorlet/actorlet/node/volumes"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -83,6 +85,13 @@ type Config struct {
 	// Allocatable is the node's allocatable resources, what a
 	// resourceFieldRef to a missing limit reads.
 	Allocatable corev1.ResourceList
+	// Tokens request service account tokens for projected volumes (nil:
+	// such volumes fail to mount).
+	Tokens volumes.TokenRequester
+	// VolumeRefreshPeriod is how often running pods' ConfigMap, Secret,
+	// downward API and token volumes are rewritten with what changed, and
+	// orphaned pod directories removed (default 1m).
+	VolumeRefreshPeriod time.Duration
 	// ImageGC, when set, removes unused images by its policy (see package
 	// imagegc), with ImageGCOptions (the sandbox image, events, a fixed
 	// capacity for a simulated runtime).
@@ -122,6 +131,9 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	if cfg.RemovedRetention == 0 {
 		cfg.RemovedRetention = time.Hour
+	}
+	if cfg.VolumeRefreshPeriod == 0 {
+		cfg.VolumeRefreshPeriod = time.Minute
 	}
 	log := cfg.Logger
 	if err := os.MkdirAll(cfg.RootDir, 0o700); err != nil {
@@ -180,11 +192,20 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if len(cfg.StatusSinks) > 0 {
 		status = actors.StatusSinks(append([]actors.StatusSink{a.statuses}, cfg.StatusSinks...))
 	}
+	root, err := filepath.Abs(cfg.RootDir)
+	if err != nil {
+		return fail(fmt.Errorf("root dir: %w", err))
+	}
+	vols, err := volumes.New(volumes.Options{RootDir: root, Source: cfg.EnvSource, Tokens: cfg.Tokens,
+		Allocatable: cfg.Allocatable, Logger: log.Named("volumes")})
+	if err != nil {
+		return fail(err)
+	}
 	// Probes and hooks run through the runtime (exec) or straight to the
 	// pod's IP (httpGet, tcpSocket, grpc).
 	prober := probe.ForActors{Runner: &probe.Runner{Exec: cfg.Runtime}}
 	deps := actors.Deps{
-		Probers: prober, Hooks: prober,
+		Probers: prober, Hooks: prober, Volumes: vols,
 		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
 		Events: cfg.Events, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
@@ -222,6 +243,11 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 			log.Error("pod source stopped", zap.String("source", src.Name), zap.Error(err))
 		})
 	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		a.volumeUpkeep(runCtx, vols, cfg.VolumeRefreshPeriod)
+	}()
 	if cfg.ImageGC != nil {
 		gc, err := imagegc.New(cfg.Runtime, *cfg.ImageGC, append([]imagegc.Option{imagegc.WithLogger(log.Named("imagegc"))}, cfg.ImageGCOptions...)...)
 		if err != nil {

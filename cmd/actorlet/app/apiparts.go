@@ -29,6 +29,7 @@ type apiParts struct {
 	events    actors.EventSink
 	admission actors.Admitter
 	envSource actors.EnvSource
+	tokens    *podrefs.Tokens
 	stop      func()
 }
 
@@ -60,6 +61,7 @@ func newAPIParts(kube kubernetes.Interface, nodeName string, allocatable corev1.
 		writer: w, events: podevents.New(rec),
 		admission: admit.Resources{Allocatable: allocatable},
 		envSource: podrefs.New(kube),
+		tokens:    podrefs.NewTokens(kube),
 		stop: func() {
 			cancel()
 			wg.Wait()

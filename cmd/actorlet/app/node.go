@@ -99,7 +99,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	if api != nil {
 		acfg.Sources = []agent.PodSource{api.source}
 		acfg.StatusSinks = []actors.StatusSink{api.writer}
-		acfg.Events, acfg.Admission, acfg.EnvSource = api.events, api.admission, api.envSource
+		acfg.Events, acfg.Admission, acfg.EnvSource, acfg.Tokens = api.events, api.admission, api.envSource, api.tokens
 	}
 	a, err := agent.Start(ctx, acfg)
 	if err != nil {

@@ -1,0 +1,65 @@
+package agent
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/actorlet/actorlet/node/volumes"
+)
+
+// volumeUpkeep keeps the node's pod volumes: every period it writes
+// changed ConfigMap, Secret, downward API and token contents into the
+// volumes of the pods that run, and removes the pod directories no pod
+// actor owns (left by a crash between a pod's removal and its TearDown).
+func (a *Agent) volumeUpkeep(ctx context.Context, v *volumes.Manager, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		a.sweepOrphanVolumes(ctx, v)
+		for _, pod := range a.statuses.List() {
+			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || len(pod.Spec.Volumes) == 0 {
+				continue
+			}
+			if err := v.Refresh(ctx, pod); err != nil && ctx.Err() == nil {
+				a.log.Info("refresh pod volumes", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sweepOrphanVolumes tears down pod directories of UIDs without a pod
+// actor. The directories are listed before the actors, so a pod that
+// starts meanwhile is among the actors.
+func (a *Agent) sweepOrphanVolumes(ctx context.Context, v *volumes.Manager) {
+	dirs, err := v.PodDirs(ctx)
+	if err != nil {
+		a.log.Warn("list pod directories", zap.Error(err))
+		return
+	}
+	if len(dirs) == 0 {
+		return
+	}
+	active, err := a.ActivePods(ctx)
+	if err != nil {
+		return
+	}
+	for _, uid := range dirs {
+		if slices.Contains(active, uid) {
+			continue
+		}
+		if err := v.TearDown(ctx, uid); err != nil {
+			a.log.Warn("remove an orphaned pod directory", zap.String("uid", uid), zap.Error(err))
+			continue
+		}
+		a.log.Info("removed an orphaned pod directory", zap.String("uid", uid), zap.String("dir", v.PodDir(uid)))
+	}
+}
