@@ -58,7 +58,7 @@ resolvConf: /run/systemd/resolve/resolv.conf
 		t.Fatal(err)
 	}
 	// Decoded and defaulted all the same, but not used by actorlet yet.
-	wantIgnored := []string{"address", "port", "syncFrequency"}
+	wantIgnored := []string{"address", "port"}
 	if !slices.Equal(ignored, wantIgnored) {
 		t.Errorf("ignored = %v, want %v", ignored, wantIgnored)
 	}

@@ -34,6 +34,7 @@ var SupportedFields = []string{
 	"imageGCLowThresholdPercent",
 	"imageMinimumGCAge",
 	"imageMaximumGCAge",
+	"syncFrequency",
 }
 
 // Supported returns the JSON field paths actorlet honours, sorted.

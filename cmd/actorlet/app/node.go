@@ -91,7 +91,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		ClusterDNS: nc.clusterDNS, ClusterDomain: nc.clusterDomain, ResolvConf: nc.resolvConf,
 		Lifecycle: lc, RelistPeriod: nc.relistPeriod, Logger: log, Registerer: reg, HostIP: nc.nodeIP,
 		ActorOptions: []actor.ConfigOption{actorLogging(log)}, NodeActor: nodeCfg, Allocatable: mach.Allocatable,
-		MemoryCapacity: mach.Capacity.Memory().Value(),
+		MemoryCapacity: mach.Capacity.Memory().Value(), VolumeRefreshPeriod: nc.syncFrequency,
 	}
 	gc := nc.imageGC
 	acfg.ImageGC = &gc

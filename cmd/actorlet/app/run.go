@@ -41,6 +41,7 @@ type runOptions struct {
 	simLatency          string
 	shutdownGracePeriod time.Duration
 	imageGC             imagegc.Policy
+	syncFrequency       time.Duration
 	cluster             clusterOptions
 }
 
@@ -88,6 +89,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.relistPeriod, "relist-period", time.Second, "how often the runtime is listed when it does not serve container events")
 	fs.StringVar(&o.simPodCIDR, "sim-pod-cidr", "10.88.0.0/16", "with sim://: the CIDR pod IPs come from")
 	fs.StringVar(&o.simLatency, "sim-latency", "", "with sim://: per-RPC latency, e.g. RunPodSandbox=50ms,PullImage=200ms")
+	fs.DurationVar(&o.syncFrequency, "sync-frequency", time.Minute, "how often running pods' ConfigMap, Secret, downward API and token volumes are brought up to date")
 	fs.IntVar(&o.imageGC.HighThresholdPercent, "image-gc-high-threshold", imagegc.DefaultHighThresholdPercent, "image filesystem usage (percent) at which unused images are removed")
 	fs.IntVar(&o.imageGC.LowThresholdPercent, "image-gc-low-threshold", imagegc.DefaultLowThresholdPercent, "image filesystem usage (percent) image removal frees down to")
 	fs.DurationVar(&o.imageGC.MinAge, "minimum-image-ttl-duration", imagegc.DefaultMinAge, "the least time an unused image is kept")
@@ -162,6 +164,11 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 			}
 		})
 		nc.imageGC.MaxAge = kc.ImageMaximumGCAge.Duration
+		apply("sync-frequency", func() {
+			if kc.SyncFrequency.Duration != 0 {
+				nc.syncFrequency = kc.SyncFrequency.Duration
+			}
+		})
 	}
 	if err := nc.imageGC.Validate(); err != nil {
 		return nil, fmt.Errorf("image garbage collection: %w", err)
@@ -188,6 +195,8 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 		return nil, fmt.Errorf("--node-ip %q is not an IP address", nc.nodeIP)
 	case nc.rootDir == "":
 		return nil, errors.New("--root-dir must not be empty")
+	case nc.syncFrequency <= 0:
+		return nil, fmt.Errorf("--sync-frequency %s must be positive", nc.syncFrequency)
 	case nc.runtimeTimeout <= 0:
 		return nil, fmt.Errorf("--runtime-request-timeout %s must be positive", nc.runtimeTimeout)
 	case nc.backoffInitial <= 0 || nc.backoffMax < nc.backoffInitial:
