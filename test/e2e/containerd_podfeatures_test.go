@@ -22,6 +22,9 @@ import (
 //   - a regular init container completes before the app starts, and a
 //     sidecar keeps running (same container, no restart) while the app
 //     container crashes and restarts;
+//   - an init container writes into an emptyDir what the app container
+//     reads;
+//   - termination messages: the file's, and the log's tail on error;
 //   - a preStop hook (httpGet, to a server of the test on the host's
 //     loopback) runs when the pod is removed.
 func TestContainerdProbesHooksInit(t *testing.T) {
@@ -40,6 +43,7 @@ func TestContainerdProbesHooksInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	always := "    restartPolicy: Always\n"
+	workMount := "    volumeMounts: [{name: work, mountPath: /work}]\n"
 	pods := []podSpec{
 		{name: "probed", grace: 10, containers: []containerSpec{
 			{name: "web", args: []string{"-msg", "probed up", "-http", ":8080"}, extra: "" +
@@ -58,6 +62,15 @@ func TestContainerdProbesHooksInit(t *testing.T) {
 			{name: "proxy", args: []string{"-msg", "proxy up", "-print-every", "1s"}, extra: always},
 		}, containers: []containerSpec{
 			{name: "app", args: []string{"-msg", "app crashing", "-sleep", "300ms", "-exit", "1"}},
+		}},
+		{name: "shared", extra: "  volumes: [{name: work, emptyDir: {}}]\n", initContainers: []containerSpec{
+			{name: "produce", args: []string{"-write", "/work/out=from-init", "-exit", "0"}, extra: workMount},
+		}, containers: []containerSpec{
+			{name: "consume", args: []string{"-cat", "/work/out", "-print-every", "1s"}, extra: workMount},
+		}},
+		{name: "farewell", restartPolicy: "Never", containers: []containerSpec{
+			{name: "file", args: []string{"-write", "/dev/termination-log=bye now", "-exit", "3"}},
+			{name: "logs", args: []string{"-msg", "last words", "-exit", "4"}, extra: "    terminationMessagePolicy: FallbackToLogsOnError\n"},
 		}},
 	}
 	for _, p := range pods {
@@ -122,6 +135,24 @@ func TestContainerdProbesHooksInit(t *testing.T) {
 	if c := condition(p, corev1.PodInitialized); c != corev1.ConditionTrue {
 		t.Fatalf("init's Initialized condition %s", c)
 	}
+
+	// An init container's output, read by the app from a shared emptyDir.
+	waitFor(t, "consume printing what produce wrote", func() (bool, string) {
+		p := pod("shared")
+		if cs, ok := status(p, "consume"); !ok || cs.State.Running == nil {
+			return false, fmt.Sprintf("%+v", p.Status)
+		}
+		out := e.crictlOut(t, "logs", containerID(t, p, "consume"))
+		return strings.Contains(out, "from-init"), out
+	})
+
+	// Termination messages: from the file, and from the log on error.
+	waitFor(t, "farewell's termination messages", func() (bool, string) {
+		p := pod("farewell")
+		file, logs := terminated(p, "file"), terminated(p, "logs")
+		return file != nil && logs != nil && file.Message == "bye now" && strings.TrimSpace(logs.Message) == "last words",
+			fmt.Sprintf("file %+v logs %+v", file, logs)
+	})
 
 	// preStop: removing the manifest stops probed; its hook ran first.
 	removeManifest(t, d.manifests, "probed.yaml")
