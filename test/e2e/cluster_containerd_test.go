@@ -19,8 +19,8 @@ import (
 // real cluster. A pod created through the API server runs the test workload
 // with a pod IP on the test's CNI bridge, its status carries containerd's
 // container ID and the image's digest, it answers HTTP on its pod IP, its
-// events are recorded; a graceful delete stops it on containerd and removes
-// the object.
+// events are recorded; volumes from the API server work (checkAPIVolumes);
+// a graceful delete stops it on containerd and removes the object.
 func TestClusterContainerd(t *testing.T) {
 	c := needCluster(t)
 	e := needContainerd(t)
@@ -33,7 +33,7 @@ func TestClusterContainerd(t *testing.T) {
 	})
 	deleteNodePods(t, c.admin, nodeName)
 	d := e.nodeDirs(t, nodeName) // its cleanup removes sandboxes of pods named *-node-2
-	startNode(t, e.endpoint, d, "--kubeconfig", c.nodeKubeconfig(nodeName), "--node-status-update-frequency", "500ms")
+	startNode(t, e.endpoint, d, "--kubeconfig", c.nodeKubeconfig(nodeName), "--node-status-update-frequency", "500ms", "--sync-frequency", "1s")
 	waitFor(t, nodeName+" Ready", func() (bool, string) {
 		n, err := c.admin.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
 		if err != nil {
@@ -89,6 +89,8 @@ func TestClusterContainerd(t *testing.T) {
 		rs := eventReasons(t, c.admin, created)
 		return slices.Contains(rs, "Created") && slices.Contains(rs, "Started"), strings.Join(rs, ",")
 	})
+
+	checkAPIVolumes(t, c.admin, e, d, nodeName)
 
 	// Graceful delete: stopped on containerd, then the object is gone.
 	if err := pods.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {

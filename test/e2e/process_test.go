@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -176,6 +177,9 @@ type nodeDirs struct {
 
 func newNodeDirs(t *testing.T) nodeDirs {
 	d := t.TempDir()
+	// Runs before the TempDir's removal: pods still running when a test
+	// ends keep their tmpfs volumes mounted, as on a real node.
+	t.Cleanup(func() { unmountUnder(t, d) })
 	nd := nodeDirs{name: "node-1", root: filepath.Join(d, "root"), manifests: filepath.Join(d, "manifests"), logs: filepath.Join(d, "logs")}
 	if err := os.MkdirAll(nd.manifests, 0o755); err != nil {
 		t.Fatal(err)
@@ -290,4 +294,25 @@ func podManifest(name string, env map[string]string) string {
 		}
 	}
 	return b.String()
+}
+
+// unmountUnder detaches every mount below dir (deepest first).
+func unmountUnder(t *testing.T, dir string) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	var points []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			points = append(points, f[4])
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(points)))
+	for _, p := range points {
+		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil {
+			t.Logf("unmount %s: %v", p, err)
+		}
+	}
 }
