@@ -137,7 +137,7 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 					return fail(res, "CreateContainerError", err)
 				}
 			}
-			mounts, err := a.mounts(ctx, m.pod, spec, e.Attempt)
+			mounts, err := a.mounts(ctx, m, spec, e.Attempt)
 			if err != nil {
 				return fail(res, lifecycle.ReasonCreateContainerConfigError, err)
 			}
@@ -408,12 +408,14 @@ func (a *containerActor) runHook(ctx context.Context, m *runEffect, name, id str
 // set up (the kubelet's FailedMount event).
 const ReasonFailedMount = "FailedMount"
 
-// mounts are the container's CRI mounts: its volumeMounts, and the file
-// its termination message goes to. Nil without Volumes.
-func (a *containerActor) mounts(ctx context.Context, pod *corev1.Pod, c *corev1.Container, attempt uint32) ([]*runtimeapi.Mount, error) {
+// mounts are the container's CRI mounts: its volumeMounts, the file its
+// termination message goes to, and the pod's /etc/hosts. Nil without
+// Volumes.
+func (a *containerActor) mounts(ctx context.Context, m *runEffect, c *corev1.Container, attempt uint32) ([]*runtimeapi.Mount, error) {
 	if a.deps.Volumes == nil {
 		return nil, nil
 	}
+	pod := m.pod
 	paths, err := a.deps.Volumes.SetUp(ctx, pod)
 	if err != nil {
 		return nil, &configError{err: err}
@@ -422,9 +424,22 @@ func (a *containerActor) mounts(ctx context.Context, pod *corev1.Pod, c *corev1.
 	if err != nil {
 		return nil, &configError{err: err}
 	}
-	_, tm, err := TerminationMessageFile(a.deps.Volumes.PodDir(string(pod.UID)), pod, c, attempt)
+	podDir := a.deps.Volumes.PodDir(string(pod.UID))
+	_, tm, err := TerminationMessageFile(podDir, pod, c, attempt)
 	if err != nil {
 		return nil, &configError{err: err}
 	}
-	return append(mounts, tm), nil
+	mounts = append(mounts, tm)
+	read := a.deps.PodConfig.ReadFile
+	if read == nil {
+		read = os.ReadFile
+	}
+	hosts, err := etcHostsMount(podDir, pod, c, m.podIP, a.deps.PodConfig.ClusterDomain, read)
+	if err != nil {
+		return nil, &configError{err: err}
+	}
+	if hosts != nil {
+		mounts = append(mounts, hosts)
+	}
+	return mounts, nil
 }

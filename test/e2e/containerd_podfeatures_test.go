@@ -24,6 +24,7 @@ import (
 //     container crashes and restarts;
 //   - an init container writes into an emptyDir what the app container
 //     reads;
+//   - /etc/hosts with the pod's IP and its hostAliases;
 //   - termination messages: the file's, and the log's tail on error;
 //   - a preStop hook (httpGet, to a server of the test on the host's
 //     loopback) runs when the pod is removed.
@@ -63,7 +64,7 @@ func TestContainerdProbesHooksInit(t *testing.T) {
 		}, containers: []containerSpec{
 			{name: "app", args: []string{"-msg", "app crashing", "-sleep", "300ms", "-exit", "1"}},
 		}},
-		{name: "shared", extra: "  volumes: [{name: work, emptyDir: {}}]\n", initContainers: []containerSpec{
+		{name: "shared", extra: "  volumes: [{name: work, emptyDir: {}}]\n  hostAliases: [{ip: 10.9.8.7, hostnames: [db.example, db]}]\n", initContainers: []containerSpec{
 			{name: "produce", args: []string{"-write", "/work/out=from-init", "-exit", "0"}, extra: workMount},
 		}, containers: []containerSpec{
 			{name: "consume", args: []string{"-cat", "/work/out", "-print-every", "1s"}, extra: workMount},
@@ -145,6 +146,13 @@ func TestContainerdProbesHooksInit(t *testing.T) {
 		out := e.crictlOut(t, "logs", containerID(t, p, "consume"))
 		return strings.Contains(out, "from-init"), out
 	})
+
+	// /etc/hosts: the pod's IP and name, and its hostAliases.
+	shared := pod("shared")
+	hosts := e.crictlOut(t, "exec", containerID(t, shared, "consume"), "/workload", "-cat", "/etc/hosts", "-exit", "0")
+	if !strings.Contains(hosts, shared.Status.PodIP+"\tshared-"+d.name) || !strings.Contains(hosts, "10.9.8.7\tdb.example\tdb") {
+		t.Fatalf("/etc/hosts of shared:\n%s", hosts)
+	}
 
 	// Termination messages: from the file, and from the log on error.
 	waitFor(t, "farewell's termination messages", func() (bool, string) {
