@@ -85,6 +85,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	lc := lifecycle.DefaultConfig()
 	lc.BackoffInitial, lc.BackoffMax = nc.backoffInitial, nc.backoffMax
+	lc.KeepDeadContainers = nc.maxDeadPerContainer
 	acfg := agent.Config{
 		NodeName: nc.nodeName, RootDir: nc.rootDir, Runtime: client, RuntimeName: ver.RuntimeName,
 		ManifestDir: nc.podManifestPath, FileCheckFrequency: nc.fileCheckFrequency, PodLogsDir: nc.podLogsDir,

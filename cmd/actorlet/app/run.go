@@ -42,6 +42,7 @@ type runOptions struct {
 	shutdownGracePeriod time.Duration
 	imageGC             imagegc.Policy
 	syncFrequency       time.Duration
+	maxDeadPerContainer int
 	cluster             clusterOptions
 }
 
@@ -89,6 +90,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.relistPeriod, "relist-period", time.Second, "how often the runtime is listed when it does not serve container events")
 	fs.StringVar(&o.simPodCIDR, "sim-pod-cidr", "10.88.0.0/16", "with sim://: the CIDR pod IPs come from")
 	fs.StringVar(&o.simLatency, "sim-latency", "", "with sim://: per-RPC latency, e.g. RunPodSandbox=50ms,PullImage=200ms")
+	fs.IntVar(&o.maxDeadPerContainer, "maximum-dead-containers-per-container", 1, "how many exited instances of each container are kept for inspection (lastState, logs --previous)")
 	fs.DurationVar(&o.syncFrequency, "sync-frequency", time.Minute, "how often running pods' ConfigMap, Secret, downward API and token volumes are brought up to date")
 	fs.IntVar(&o.imageGC.HighThresholdPercent, "image-gc-high-threshold", imagegc.DefaultHighThresholdPercent, "image filesystem usage (percent) at which unused images are removed")
 	fs.IntVar(&o.imageGC.LowThresholdPercent, "image-gc-low-threshold", imagegc.DefaultLowThresholdPercent, "image filesystem usage (percent) image removal frees down to")
@@ -195,6 +197,8 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 		return nil, fmt.Errorf("--node-ip %q is not an IP address", nc.nodeIP)
 	case nc.rootDir == "":
 		return nil, errors.New("--root-dir must not be empty")
+	case nc.maxDeadPerContainer < 0:
+		return nil, fmt.Errorf("--maximum-dead-containers-per-container %d must not be negative", nc.maxDeadPerContainer)
 	case nc.syncFrequency <= 0:
 		return nil, fmt.Errorf("--sync-frequency %s must be positive", nc.syncFrequency)
 	case nc.runtimeTimeout <= 0:
