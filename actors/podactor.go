@@ -368,6 +368,11 @@ func (a *podActor) finish(ctx actor.Context) {
 			a.log().Warn("tear down the pod's volumes", zap.Error(err))
 		}
 	}
+	if a.state.Pod != nil && a.deps.PodConfig.CgroupsPerQOS {
+		if err := removePodCgroup(PodCgroupParent(a.deps.PodConfig.CgroupRoot, a.state.Pod)); err != nil {
+			a.log().Warn("remove the pod's cgroup", zap.Error(err))
+		}
+	}
 	if a.state.Pod != nil {
 		if dir := PodLogDir(a.deps.PodConfig.PodLogsDir, a.state.Pod); dir != "" {
 			if err := os.RemoveAll(dir); err != nil {

@@ -19,8 +19,14 @@ type PodConfigOptions struct {
 	PodLogsDir string
 	// RuntimeHandler selects a runtime class handler ("" is the default).
 	RuntimeHandler string
-	// CgroupParent for pod sandboxes ("" leaves it to the runtime).
+	// CgroupParent for pod sandboxes ("" leaves it to the runtime), unless
+	// CgroupsPerQOS.
 	CgroupParent string
+	// CgroupsPerQOS puts each pod in its own cgroup under its QoS class's
+	// (PodCgroupParent of CgroupRoot), for the cgroupfs driver; the pod's
+	// cgroup is removed with the pod.
+	CgroupsPerQOS bool
+	CgroupRoot    string
 	// ClusterDNS are the cluster DNS servers of ClusterFirst pods (the
 	// kubelet's clusterDNS); none makes ClusterFirst fall back to Default.
 	ClusterDNS []string
@@ -93,7 +99,7 @@ func sandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) (*runtim
 		Annotations:  annotations,
 		LogDirectory: PodLogDir(o.PodLogsDir, pod),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			CgroupParent:    o.CgroupParent,
+			CgroupParent:    cgroupParent(pod, o),
 			SecurityContext: sandboxSecurityContext(pod),
 		},
 	}
@@ -318,4 +324,12 @@ func securityContext(pod *corev1.Pod, c *corev1.Container) *runtimeapi.LinuxCont
 		}
 	}
 	return sc
+}
+
+// cgroupParent is the cgroup parent of the pod's sandbox.
+func cgroupParent(pod *corev1.Pod, o PodConfigOptions) string {
+	if o.CgroupsPerQOS {
+		return PodCgroupParent(o.CgroupRoot, pod)
+	}
+	return o.CgroupParent
 }

@@ -54,6 +54,10 @@ type Config struct {
 	ClusterDNS    []string
 	ClusterDomain string
 	ResolvConf    string
+	// CgroupsPerQOS and CgroupRoot put each pod in a cgroup under its QoS
+	// class's (see actors.PodCgroupParent; cgroupfs driver).
+	CgroupsPerQOS bool
+	CgroupRoot    string
 	// MemoryCapacity is the node's memory in bytes: Burstable containers'
 	// oom_score_adj is scaled by it (0: unknown, they get 999).
 	MemoryCapacity int64
@@ -211,7 +215,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
 		PodConfig: actors.PodConfigOptions{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
-			MemoryCapacity: cfg.MemoryCapacity},
+			MemoryCapacity: cfg.MemoryCapacity, CgroupsPerQOS: cfg.CgroupsPerQOS, CgroupRoot: cfg.CgroupRoot},
 		Fatal: func(err error) bool { return errors.Is(err, journal.ErrClosed) },
 		OnFatal: func(err error) {
 			select {

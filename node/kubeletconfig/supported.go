@@ -35,6 +35,8 @@ var SupportedFields = []string{
 	"imageMinimumGCAge",
 	"imageMaximumGCAge",
 	"syncFrequency",
+	"cgroupsPerQOS",
+	"cgroupRoot",
 }
 
 // Supported returns the JSON field paths actorlet honours, sorted.

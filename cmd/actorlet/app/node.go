@@ -93,6 +93,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		Lifecycle: lc, RelistPeriod: nc.relistPeriod, Logger: log, Registerer: reg, HostIP: nc.nodeIP,
 		ActorOptions: []actor.ConfigOption{actorLogging(log)}, NodeActor: nodeCfg, Allocatable: mach.Allocatable,
 		MemoryCapacity: mach.Capacity.Memory().Value(), VolumeRefreshPeriod: nc.syncFrequency,
+		CgroupsPerQOS: nc.cgroupsPerQOS, CgroupRoot: nc.cgroupRoot,
 	}
 	gc := nc.imageGC
 	acfg.ImageGC = &gc

@@ -43,6 +43,8 @@ type runOptions struct {
 	imageGC             imagegc.Policy
 	syncFrequency       time.Duration
 	maxDeadPerContainer int
+	cgroupsPerQOS       bool
+	cgroupRoot          string
 	cluster             clusterOptions
 }
 
@@ -90,6 +92,8 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.relistPeriod, "relist-period", time.Second, "how often the runtime is listed when it does not serve container events")
 	fs.StringVar(&o.simPodCIDR, "sim-pod-cidr", "10.88.0.0/16", "with sim://: the CIDR pod IPs come from")
 	fs.StringVar(&o.simLatency, "sim-latency", "", "with sim://: per-RPC latency, e.g. RunPodSandbox=50ms,PullImage=200ms")
+	fs.BoolVar(&o.cgroupsPerQOS, "cgroups-per-qos", false, "put each pod in a cgroup <cgroup-root>/kubepods/<qos>/pod<uid> (cgroupfs driver; the kubelet's default is true, actorlet's false: it may share the host with other node agents)")
+	fs.StringVar(&o.cgroupRoot, "cgroup-root", "/", "the cgroup the kubepods hierarchy goes under, with --cgroups-per-qos")
 	fs.IntVar(&o.maxDeadPerContainer, "maximum-dead-containers-per-container", 1, "how many exited instances of each container are kept for inspection (lastState, logs --previous)")
 	fs.DurationVar(&o.syncFrequency, "sync-frequency", time.Minute, "how often running pods' ConfigMap, Secret, downward API and token volumes are brought up to date")
 	fs.IntVar(&o.imageGC.HighThresholdPercent, "image-gc-high-threshold", imagegc.DefaultHighThresholdPercent, "image filesystem usage (percent) at which unused images are removed")
@@ -166,6 +170,16 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 			}
 		})
 		nc.imageGC.MaxAge = kc.ImageMaximumGCAge.Duration
+		apply("cgroups-per-qos", func() {
+			if kc.CgroupsPerQOS != nil {
+				nc.cgroupsPerQOS = *kc.CgroupsPerQOS
+			}
+		})
+		apply("cgroup-root", func() {
+			if kc.CgroupRoot != "" {
+				nc.cgroupRoot = kc.CgroupRoot
+			}
+		})
 		apply("sync-frequency", func() {
 			if kc.SyncFrequency.Duration != 0 {
 				nc.syncFrequency = kc.SyncFrequency.Duration
