@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
@@ -69,6 +71,9 @@ type podActor struct {
 	fresh map[string]bool
 	// prober runs the pod's probe workers (nil until a container has probes).
 	prober PodProber
+	// startedHere holds the keys of creates and starts this incarnation
+	// dispatched (see ownedHere).
+	startedHere map[string]bool
 }
 
 // spawnMode says what the Supervisor sends a PodActor's first incarnation.
@@ -85,7 +90,7 @@ func newPodActor(uid string, deps *Deps, load Loader, initial *lifecycle.State, 
 	return &podActor{
 		uid: uid, deps: deps, load: load, state: initial, mode: mode,
 		inflight: map[string]bool{}, done: map[string]bool{}, retries: map[string]int{},
-		blocked: map[string]time.Time{}, workers: map[string]*worker{}, fresh: map[string]bool{},
+		blocked: map[string]time.Time{}, workers: map[string]*worker{}, fresh: map[string]bool{}, startedHere: map[string]bool{},
 	}
 }
 
@@ -193,7 +198,7 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		a.sinceSnap += len(dec.Events)
 		a.markFresh(dec.Events)
 		if a.deps.Events != nil {
-			a.deps.Events.Recorded(a.state.Pod, dec.Events)
+			a.deps.Events.Recorded(a.state.Pod, a.ownedHere(dec.Events))
 		}
 		a.publish(ctx, now)
 		if a.state.P.Removed || a.state.Done() {
@@ -231,6 +236,10 @@ func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now t
 			continue
 		}
 		a.inflight[key] = true
+		switch e.(type) {
+		case lifecycle.CreateContainer, lifecycle.StartContainer:
+			a.startedHere[key] = true
+		}
 		if a.deps.Events != nil {
 			a.deps.Events.Acting(a.state.Pod, e)
 		}
@@ -390,4 +399,45 @@ func (a *podActor) podIP() string {
 		return sb.Ip
 	}
 	return ""
+}
+
+// ownedHere returns events for the event sink: a ContainerCreated or
+// ContainerStarted the runtime's view adopted (Recovered) while this
+// incarnation's own create or start was on its way is this node's doing,
+// not a recovery, and is recorded as such (Created, Started). The journal
+// keeps the events as they are.
+func (a *podActor) ownedHere(events []*pb.Envelope) []*pb.Envelope {
+	out := events
+	copied := false
+	for i, env := range events {
+		var key string
+		recovered := false
+		switch ev := env.GetEvent().GetKind().(type) {
+		case *pb.Event_ContainerCreated:
+			c := ev.ContainerCreated
+			key, recovered = lifecycle.CreateContainer{Name: c.Name, Attempt: c.Attempt}.Key(), c.Recovered
+		case *pb.Event_ContainerStarted:
+			st := ev.ContainerStarted
+			key, recovered = lifecycle.StartContainer{ID: st.ContainerId}.Key(), st.Recovered
+		default:
+			continue
+		}
+		mine := a.startedHere[key]
+		delete(a.startedHere, key)
+		if !recovered || !mine {
+			continue
+		}
+		if !copied {
+			out, copied = slices.Clone(events), true
+		}
+		cp := proto.Clone(env).(*pb.Envelope)
+		switch ev := cp.GetEvent().GetKind().(type) {
+		case *pb.Event_ContainerCreated:
+			ev.ContainerCreated.Recovered = false
+		case *pb.Event_ContainerStarted:
+			ev.ContainerStarted.Recovered = false
+		}
+		out[i] = cp
+	}
+	return out
 }

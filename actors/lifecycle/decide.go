@@ -116,9 +116,9 @@ func (d *decider) desired(in *pb.PodDesired) {
 			return
 		}
 		stored, digest := storedSpec(pod)
-		if msg := unsupported(pod); msg != "" {
+		if reason, msg := unsupported(pod); msg != "" {
 			d.emit(&pb.Event{Kind: &pb.Event_PodRejected{PodRejected: &pb.PodRejected{
-				Reason: "UnsupportedPodSpec", Message: msg, PodJson: stored}}})
+				Reason: reason, Message: msg, PodJson: stored}}})
 			return
 		}
 		if in.RejectReason != "" {
@@ -518,13 +518,18 @@ func storedSpec(pod *corev1.Pod) ([]byte, string) {
 	return b, hex.EncodeToString(sum[:])
 }
 
-// unsupported names the parts of a pod spec this version cannot run, or "".
-func unsupported(pod *corev1.Pod) string {
+// unsupported gives the reason and message of a pod this node cannot run,
+// or "": a pod for another OS (the kubelet's PodOSNotSupported), or parts
+// of a spec this version cannot run (UnsupportedPodSpec).
+func unsupported(pod *corev1.Pod) (reason, message string) {
+	if pod.Spec.OS != nil && pod.Spec.OS.Name != corev1.Linux {
+		return "PodOSNotSupported", fmt.Sprintf("Failed to admit pod as the OS field doesn't match node OS: the pod asks for %q, the node runs linux", pod.Spec.OS.Name)
+	}
 	if len(pod.Spec.EphemeralContainers) > 0 {
-		return "ephemeral containers are not supported"
+		return "UnsupportedPodSpec", "ephemeral containers are not supported"
 	}
 	if len(pod.Spec.Containers) == 0 {
-		return "the pod has no containers"
+		return "UnsupportedPodSpec", "the pod has no containers"
 	}
-	return ""
+	return "", ""
 }

@@ -175,20 +175,20 @@ func TestClusterPods(t *testing.T) {
 		return p.Status.Phase == corev1.PodRunning, summary(p)
 	})
 
-	// A spec actorlet cannot run: Failed with a reason and an event; the
-	// node goes on.
+	// A pod the node cannot run (one for Windows): Failed with the
+	// kubelet's reason and an event; the node goes on.
 	odd := apiPod("odd", "node-1")
-	odd.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "example.com/app:1"}}
+	odd.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
 	if odd, err = pods.Create(ctx, odd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "odd Failed with a reason", func() (bool, string) {
 		p := get("odd")
-		return p.Status.Phase == corev1.PodFailed && p.Status.Reason == "UnsupportedPodSpec" && p.Status.Message != "", summary(p)
+		return p.Status.Phase == corev1.PodFailed && p.Status.Reason == "PodOSNotSupported" && p.Status.Message != "", summary(p)
 	})
 	waitFor(t, "odd's event", func() (bool, string) {
 		got := eventReasons(t, c.admin, odd)
-		return slices.Contains(got, "UnsupportedPodSpec"), fmt.Sprint(got)
+		return slices.Contains(got, "PodOSNotSupported"), fmt.Sprint(got)
 	})
 
 	// The node's identity cannot write another node's pods.
