@@ -239,7 +239,8 @@ type ociSpec struct {
 		OOMScoreAdj  *int `json:"oomScoreAdj"`
 	}
 	Linux struct {
-		Resources struct {
+		CgroupsPath string `json:"cgroupsPath"`
+		Resources   struct {
 			Memory struct{ Limit int64 }
 			CPU    struct {
 				Quota  int64
