@@ -223,8 +223,15 @@ func Apply(s *State, env *pb.Envelope) {
 			}
 		}
 	case *pb.Event_ActiveDeadlineExceeded:
+		ev := e.ActiveDeadlineExceeded
 		s.P.DeadlineExceeded = true
-		s.P.KillDeadlineUnixNano = e.ActiveDeadlineExceeded.DeadlineUnixNano
+		s.P.KillDeadlineUnixNano = ev.DeadlineUnixNano
+		s.P.FailReason, s.P.FailMessage = ev.Reason, ev.Message
+	case *pb.Event_PodEvicted:
+		ev := e.PodEvicted
+		s.P.DeadlineExceeded, s.P.Evicted = true, true
+		s.P.KillDeadlineUnixNano = ev.DeadlineUnixNano
+		s.P.FailReason, s.P.FailMessage = ev.Reason, ev.Message
 	case *pb.Event_PodInitialized:
 		s.P.InitializedSandbox = e.PodInitialized.SandboxId
 	case *pb.Event_ProbeChanged:

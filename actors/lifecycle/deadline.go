@@ -81,3 +81,22 @@ func (d *decider) planDeadlineKill(fx *effects) {
 		}
 	}
 }
+
+// evict journals PodEvicted for a pod that runs (accepted, not finished,
+// not already failed or going): it is then stopped as planDeadlineKill
+// stops a pod past its deadline, and stays Failed with the eviction's
+// reason and message. The grace period is the eviction's, at most what the
+// pod's own allows.
+func (d *decider) evict(in *pb.PodEvict) {
+	p := d.s.P
+	if !d.s.Accepted() || p.DeadlineExceeded || p.Terminating || p.Terminated || p.Removed {
+		return
+	}
+	if phase := computePhase(d.s, d.now); phase == corev1.PodSucceeded || phase == corev1.PodFailed {
+		return
+	}
+	grace := max(min(time.Duration(in.GetGracePeriodNanos()), d.graceOf(d.s.Pod)), 0)
+	d.emit(&pb.Event{Kind: &pb.Event_PodEvicted{PodEvicted: &pb.PodEvicted{
+		GracePeriodNanos: int64(grace), DeadlineUnixNano: d.now.Add(grace).UnixNano(),
+		Reason: in.GetReason(), Message: in.GetMessage()}}})
+}

@@ -17,7 +17,8 @@ import (
 )
 
 // Input is what a pod reacts to: *pb.PodDesired, *pb.PodUndesired,
-// *pb.RuntimeObserved, *pb.Tick, *pb.ProbeResult or *pb.EffectResult. EffectResults carry
+// *pb.RuntimeObserved, *pb.Tick, *pb.ProbeResult, *pb.PodEvict or
+// *pb.EffectResult. EffectResults carry
 // only definitive outcomes: the caller retries transient failures of an
 // effect itself.
 type Input = proto.Message
@@ -99,6 +100,8 @@ func (d *decider) react(in Input) {
 		d.result(in)
 	case *pb.ProbeResult:
 		d.probe(in)
+	case *pb.PodEvict:
+		d.evict(in)
 	case *pb.Tick, nil:
 	}
 }

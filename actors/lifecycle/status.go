@@ -30,7 +30,10 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 		return st
 	}
 	if p.DeadlineExceeded {
-		st.Reason, st.Message = ReasonDeadlineExceeded, MessageDeadlineExceeded
+		st.Reason, st.Message = p.FailReason, p.FailMessage
+		if st.Reason == "" { // journaled before the reason was kept
+			st.Reason, st.Message = ReasonDeadlineExceeded, MessageDeadlineExceeded
+		}
 	}
 	if p.AcceptedAtUnixNano != 0 {
 		t := metav1.NewTime(time.Unix(0, p.AcceptedAtUnixNano))
@@ -85,6 +88,11 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 		cond(corev1.ContainersReady, ready, "ContainersNotReady"),
 		cond(corev1.PodReady, ready, "ContainersNotReady"),
 		cond(corev1.PodScheduled, true, ""),
+	}
+	if p.Evicted {
+		// The kubelet marks the pods it evicts as disrupted.
+		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+			Reason: "TerminationByKubelet", Message: p.FailMessage, LastTransitionTime: since})
 	}
 	if p.Terminated && p.FinalPhase != "" {
 		st.Phase = corev1.PodPhase(p.FinalPhase)

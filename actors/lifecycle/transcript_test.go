@@ -188,6 +188,25 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			return "none\n", nil
 		}
 		return b.String(), nil
+	case "evict":
+		// The eviction manager evicts the pod: evict grace=<d> msg=...
+		in := &pb.PodEvict{Reason: "Evicted"}
+		for _, a := range d.CmdArgs {
+			v := strings.Join(a.Vals, ",")
+			switch a.Key {
+			case "grace":
+				g, err := time.ParseDuration(v)
+				if err != nil {
+					return "", err
+				}
+				in.GracePeriodNanos = int64(g)
+			case "msg":
+				in.Message = v
+			default:
+				return "", fmt.Errorf("unknown arg %q", a.Key)
+			}
+		}
+		return h.decide(in), nil
 	case "observe":
 		obs, err := parseObserved(d, h.now)
 		if err != nil {

@@ -378,6 +378,7 @@ type Event struct {
 	//	*Event_ProbeChanged
 	//	*Event_HookFailed
 	//	*Event_PodInitialized
+	//	*Event_PodEvicted
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -636,6 +637,15 @@ func (x *Event) GetPodInitialized() *PodInitialized {
 	return nil
 }
 
+func (x *Event) GetPodEvicted() *PodEvicted {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_PodEvicted); ok {
+			return x.PodEvicted
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -736,6 +746,10 @@ type Event_PodInitialized struct {
 	PodInitialized *PodInitialized `protobuf:"bytes,24,opt,name=pod_initialized,json=podInitialized,proto3,oneof"`
 }
 
+type Event_PodEvicted struct {
+	PodEvicted *PodEvicted `protobuf:"bytes,25,opt,name=pod_evicted,json=podEvicted,proto3,oneof"`
+}
+
 func (*Event_PodAccepted) isEvent_Kind() {}
 
 func (*Event_PodRejected) isEvent_Kind() {}
@@ -783,6 +797,8 @@ func (*Event_ProbeChanged) isEvent_Kind() {}
 func (*Event_HookFailed) isEvent_Kind() {}
 
 func (*Event_PodInitialized) isEvent_Kind() {}
+
+func (*Event_PodEvicted) isEvent_Kind() {}
 
 // PodAccepted: the node took the pod. pod_json is the v1.Pod as received,
 // without status and without any Secret data (pods only reference Secrets).
@@ -2132,6 +2148,79 @@ func (x *PodInitialized) GetSandboxId() string {
 	return ""
 }
 
+// PodEvicted: the node evicts the pod (node-pressure eviction): as after
+// ActiveDeadlineExceeded, its containers are stopped with
+// grace_period_nanos (killed at deadline_unix_nano), its sandbox stopped,
+// nothing restarts, and it stays Failed with the reason (Evicted) and the
+// message naming the signal.
+type PodEvicted struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	GracePeriodNanos int64                  `protobuf:"varint,1,opt,name=grace_period_nanos,json=gracePeriodNanos,proto3" json:"grace_period_nanos,omitempty"`
+	DeadlineUnixNano int64                  `protobuf:"varint,2,opt,name=deadline_unix_nano,json=deadlineUnixNano,proto3" json:"deadline_unix_nano,omitempty"`
+	Reason           string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message          string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *PodEvicted) Reset() {
+	*x = PodEvicted{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodEvicted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodEvicted) ProtoMessage() {}
+
+func (x *PodEvicted) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodEvicted.ProtoReflect.Descriptor instead.
+func (*PodEvicted) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *PodEvicted) GetGracePeriodNanos() int64 {
+	if x != nil {
+		return x.GracePeriodNanos
+	}
+	return 0
+}
+
+func (x *PodEvicted) GetDeadlineUnixNano() int64 {
+	if x != nil {
+		return x.DeadlineUnixNano
+	}
+	return 0
+}
+
+func (x *PodEvicted) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *PodEvicted) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type SandboxStopped struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SandboxId     string                 `protobuf:"bytes,1,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
@@ -2141,7 +2230,7 @@ type SandboxStopped struct {
 
 func (x *SandboxStopped) Reset() {
 	*x = SandboxStopped{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2153,7 +2242,7 @@ func (x *SandboxStopped) String() string {
 func (*SandboxStopped) ProtoMessage() {}
 
 func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2166,7 +2255,7 @@ func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStopped.ProtoReflect.Descriptor instead.
 func (*SandboxStopped) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{23}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SandboxStopped) GetSandboxId() string {
@@ -2185,7 +2274,7 @@ type SandboxRemoved struct {
 
 func (x *SandboxRemoved) Reset() {
 	*x = SandboxRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2197,7 +2286,7 @@ func (x *SandboxRemoved) String() string {
 func (*SandboxRemoved) ProtoMessage() {}
 
 func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2210,7 +2299,7 @@ func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRemoved.ProtoReflect.Descriptor instead.
 func (*SandboxRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SandboxRemoved) GetSandboxId() string {
@@ -2229,7 +2318,7 @@ type PodTerminated struct {
 
 func (x *PodTerminated) Reset() {
 	*x = PodTerminated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +2330,7 @@ func (x *PodTerminated) String() string {
 func (*PodTerminated) ProtoMessage() {}
 
 func (x *PodTerminated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +2343,7 @@ func (x *PodTerminated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodTerminated.ProtoReflect.Descriptor instead.
 func (*PodTerminated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PodTerminated) GetPhase() string {
@@ -2272,7 +2361,7 @@ type PodRemoved struct {
 
 func (x *PodRemoved) Reset() {
 	*x = PodRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2284,7 +2373,7 @@ func (x *PodRemoved) String() string {
 func (*PodRemoved) ProtoMessage() {}
 
 func (x *PodRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2297,7 +2386,7 @@ func (x *PodRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRemoved.ProtoReflect.Descriptor instead.
 func (*PodRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 // PodState is the pod as the journal knows it: the fold of its events.
@@ -2331,13 +2420,18 @@ type PodState struct {
 	// initialized_sandbox: the sandbox in which the init containers completed
 	// (PodInitialized).
 	InitializedSandbox string `protobuf:"bytes,23,opt,name=initialized_sandbox,json=initializedSandbox,proto3" json:"initialized_sandbox,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// fail_reason, fail_message: why the node failed the pod
+	// (ActiveDeadlineExceeded, PodEvicted); deadline_exceeded is set too.
+	FailReason    string `protobuf:"bytes,24,opt,name=fail_reason,json=failReason,proto3" json:"fail_reason,omitempty"`
+	FailMessage   string `protobuf:"bytes,25,opt,name=fail_message,json=failMessage,proto3" json:"fail_message,omitempty"`
+	Evicted       bool   `protobuf:"varint,26,opt,name=evicted,proto3" json:"evicted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PodState) Reset() {
 	*x = PodState{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2349,7 +2443,7 @@ func (x *PodState) String() string {
 func (*PodState) ProtoMessage() {}
 
 func (x *PodState) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2362,7 +2456,7 @@ func (x *PodState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodState.ProtoReflect.Descriptor instead.
 func (*PodState) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PodState) GetUid() string {
@@ -2526,6 +2620,27 @@ func (x *PodState) GetInitializedSandbox() string {
 	return ""
 }
 
+func (x *PodState) GetFailReason() string {
+	if x != nil {
+		return x.FailReason
+	}
+	return ""
+}
+
+func (x *PodState) GetFailMessage() string {
+	if x != nil {
+		return x.FailMessage
+	}
+	return ""
+}
+
+func (x *PodState) GetEvicted() bool {
+	if x != nil {
+		return x.Evicted
+	}
+	return false
+}
+
 type SandboxRecord struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Attempt uint32                 `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
@@ -2545,7 +2660,7 @@ type SandboxRecord struct {
 
 func (x *SandboxRecord) Reset() {
 	*x = SandboxRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2557,7 +2672,7 @@ func (x *SandboxRecord) String() string {
 func (*SandboxRecord) ProtoMessage() {}
 
 func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2570,7 +2685,7 @@ func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRecord.ProtoReflect.Descriptor instead.
 func (*SandboxRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{28}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SandboxRecord) GetAttempt() uint32 {
@@ -2674,7 +2789,7 @@ type ContainerRecord struct {
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	mi := &file_actorlet_v1_events_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2686,7 +2801,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	mi := &file_actorlet_v1_events_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2699,7 +2814,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{29}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ContainerRecord) GetName() string {
@@ -2884,7 +2999,7 @@ type Termination struct {
 
 func (x *Termination) Reset() {
 	*x = Termination{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[30]
+	mi := &file_actorlet_v1_events_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2896,7 +3011,7 @@ func (x *Termination) String() string {
 func (*Termination) ProtoMessage() {}
 
 func (x *Termination) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[30]
+	mi := &file_actorlet_v1_events_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2909,7 +3024,7 @@ func (x *Termination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Termination.ProtoReflect.Descriptor instead.
 func (*Termination) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{30}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Termination) GetContainerId() string {
@@ -2970,7 +3085,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12$\n" +
 	"\x0etime_unix_nano\x18\x03 \x01(\x03R\ftimeUnixNano\x12\x17\n" +
 	"\apod_uid\x18\x04 \x01(\tR\x06podUid\x12+\n" +
-	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\xcf\r\n" +
+	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\x8b\x0e\n" +
 	"\x05Event\x12=\n" +
 	"\fpod_accepted\x18\x01 \x01(\v2\x18.actorlet.v1.PodAcceptedH\x00R\vpodAccepted\x12=\n" +
 	"\fpod_rejected\x18\x02 \x01(\v2\x18.actorlet.v1.PodRejectedH\x00R\vpodRejected\x12=\n" +
@@ -2998,7 +3113,9 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\rprobe_changed\x18\x16 \x01(\v2\x19.actorlet.v1.ProbeChangedH\x00R\fprobeChanged\x12:\n" +
 	"\vhook_failed\x18\x17 \x01(\v2\x17.actorlet.v1.HookFailedH\x00R\n" +
 	"hookFailed\x12F\n" +
-	"\x0fpod_initialized\x18\x18 \x01(\v2\x1b.actorlet.v1.PodInitializedH\x00R\x0epodInitializedB\x06\n" +
+	"\x0fpod_initialized\x18\x18 \x01(\v2\x1b.actorlet.v1.PodInitializedH\x00R\x0epodInitialized\x12:\n" +
+	"\vpod_evicted\x18\x19 \x01(\v2\x17.actorlet.v1.PodEvictedH\x00R\n" +
+	"podEvictedB\x06\n" +
 	"\x04kind\"a\n" +
 	"\vPodAccepted\x12\x19\n" +
 	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x1f\n" +
@@ -3099,7 +3216,13 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\amessage\x18\x04 \x01(\tR\amessage\"/\n" +
 	"\x0ePodInitialized\x12\x1d\n" +
 	"\n" +
-	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\"/\n" +
+	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\"\x9a\x01\n" +
+	"\n" +
+	"PodEvicted\x12,\n" +
+	"\x12grace_period_nanos\x18\x01 \x01(\x03R\x10gracePeriodNanos\x12,\n" +
+	"\x12deadline_unix_nano\x18\x02 \x01(\x03R\x10deadlineUnixNano\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"/\n" +
 	"\x0eSandboxStopped\x12\x1d\n" +
 	"\n" +
 	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\"/\n" +
@@ -3109,7 +3232,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\rPodTerminated\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\"\f\n" +
 	"\n" +
-	"PodRemoved\"\xfd\a\n" +
+	"PodRemoved\"\xdb\b\n" +
 	"\bPodState\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x19\n" +
@@ -3140,7 +3263,11 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x14running_at_unix_nano\x18\x14 \x01(\x03R\x11runningAtUnixNano\x12+\n" +
 	"\x11deadline_exceeded\x18\x15 \x01(\bR\x10deadlineExceeded\x125\n" +
 	"\x17kill_deadline_unix_nano\x18\x16 \x01(\x03R\x14killDeadlineUnixNano\x12/\n" +
-	"\x13initialized_sandbox\x18\x17 \x01(\tR\x12initializedSandbox\x1a[\n" +
+	"\x13initialized_sandbox\x18\x17 \x01(\tR\x12initializedSandbox\x12\x1f\n" +
+	"\vfail_reason\x18\x18 \x01(\tR\n" +
+	"failReason\x12!\n" +
+	"\ffail_message\x18\x19 \x01(\tR\vfailMessage\x12\x18\n" +
+	"\aevicted\x18\x1a \x01(\bR\aevicted\x1a[\n" +
 	"\x0fContainersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
 	"\x05value\x18\x02 \x01(\v2\x1c.actorlet.v1.ContainerRecordR\x05value:\x028\x01\"\xa6\x02\n" +
@@ -3222,7 +3349,7 @@ func file_actorlet_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_actorlet_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_actorlet_v1_events_proto_goTypes = []any{
 	(ProbeKind)(0),                 // 0: actorlet.v1.ProbeKind
 	(SandboxPhase)(0),              // 1: actorlet.v1.SandboxPhase
@@ -3250,19 +3377,20 @@ var file_actorlet_v1_events_proto_goTypes = []any{
 	(*ProbeChanged)(nil),           // 23: actorlet.v1.ProbeChanged
 	(*HookFailed)(nil),             // 24: actorlet.v1.HookFailed
 	(*PodInitialized)(nil),         // 25: actorlet.v1.PodInitialized
-	(*SandboxStopped)(nil),         // 26: actorlet.v1.SandboxStopped
-	(*SandboxRemoved)(nil),         // 27: actorlet.v1.SandboxRemoved
-	(*PodTerminated)(nil),          // 28: actorlet.v1.PodTerminated
-	(*PodRemoved)(nil),             // 29: actorlet.v1.PodRemoved
-	(*PodState)(nil),               // 30: actorlet.v1.PodState
-	(*SandboxRecord)(nil),          // 31: actorlet.v1.SandboxRecord
-	(*ContainerRecord)(nil),        // 32: actorlet.v1.ContainerRecord
-	(*Termination)(nil),            // 33: actorlet.v1.Termination
-	nil,                            // 34: actorlet.v1.PodState.ContainersEntry
+	(*PodEvicted)(nil),             // 26: actorlet.v1.PodEvicted
+	(*SandboxStopped)(nil),         // 27: actorlet.v1.SandboxStopped
+	(*SandboxRemoved)(nil),         // 28: actorlet.v1.SandboxRemoved
+	(*PodTerminated)(nil),          // 29: actorlet.v1.PodTerminated
+	(*PodRemoved)(nil),             // 30: actorlet.v1.PodRemoved
+	(*PodState)(nil),               // 31: actorlet.v1.PodState
+	(*SandboxRecord)(nil),          // 32: actorlet.v1.SandboxRecord
+	(*ContainerRecord)(nil),        // 33: actorlet.v1.ContainerRecord
+	(*Termination)(nil),            // 34: actorlet.v1.Termination
+	nil,                            // 35: actorlet.v1.PodState.ContainersEntry
 }
 var file_actorlet_v1_events_proto_depIdxs = []int32{
 	5,  // 0: actorlet.v1.Envelope.event:type_name -> actorlet.v1.Event
-	30, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
+	31, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
 	6,  // 2: actorlet.v1.Event.pod_accepted:type_name -> actorlet.v1.PodAccepted
 	7,  // 3: actorlet.v1.Event.pod_rejected:type_name -> actorlet.v1.PodRejected
 	8,  // 4: actorlet.v1.Event.image_pulled:type_name -> actorlet.v1.ImagePulled
@@ -3277,29 +3405,30 @@ var file_actorlet_v1_events_proto_depIdxs = []int32{
 	18, // 13: actorlet.v1.Event.container_exited:type_name -> actorlet.v1.ContainerExited
 	19, // 14: actorlet.v1.Event.back_off_started:type_name -> actorlet.v1.BackOffStarted
 	21, // 15: actorlet.v1.Event.pod_terminating:type_name -> actorlet.v1.PodTerminating
-	26, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
-	27, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
-	28, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
-	29, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
+	27, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
+	28, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
+	29, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
+	30, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
 	20, // 20: actorlet.v1.Event.container_removed:type_name -> actorlet.v1.ContainerRemoved
 	13, // 21: actorlet.v1.Event.sandbox_lost:type_name -> actorlet.v1.SandboxLost
 	22, // 22: actorlet.v1.Event.active_deadline_exceeded:type_name -> actorlet.v1.ActiveDeadlineExceeded
 	23, // 23: actorlet.v1.Event.probe_changed:type_name -> actorlet.v1.ProbeChanged
 	24, // 24: actorlet.v1.Event.hook_failed:type_name -> actorlet.v1.HookFailed
 	25, // 25: actorlet.v1.Event.pod_initialized:type_name -> actorlet.v1.PodInitialized
-	0,  // 26: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
-	31, // 27: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
-	31, // 28: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
-	34, // 29: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
-	1,  // 30: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
-	2,  // 31: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
-	33, // 32: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
-	32, // 33: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	26, // 26: actorlet.v1.Event.pod_evicted:type_name -> actorlet.v1.PodEvicted
+	0,  // 27: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
+	32, // 28: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
+	32, // 29: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
+	35, // 30: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
+	1,  // 31: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
+	2,  // 32: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
+	34, // 33: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
+	33, // 34: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
+	35, // [35:35] is the sub-list for method output_type
+	35, // [35:35] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_actorlet_v1_events_proto_init() }
@@ -3332,6 +3461,7 @@ func file_actorlet_v1_events_proto_init() {
 		(*Event_ProbeChanged)(nil),
 		(*Event_HookFailed)(nil),
 		(*Event_PodInitialized)(nil),
+		(*Event_PodEvicted)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3339,7 +3469,7 @@ func file_actorlet_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actorlet_v1_events_proto_rawDesc), len(file_actorlet_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

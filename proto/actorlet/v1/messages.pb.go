@@ -742,6 +742,67 @@ func (x *ProbeResult) GetMessage() string {
 	return ""
 }
 
+// PodEvict: the node's eviction manager evicts the pod.
+type PodEvict struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Reason           string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message          string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	GracePeriodNanos int64                  `protobuf:"varint,3,opt,name=grace_period_nanos,json=gracePeriodNanos,proto3" json:"grace_period_nanos,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *PodEvict) Reset() {
+	*x = PodEvict{}
+	mi := &file_actorlet_v1_messages_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodEvict) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodEvict) ProtoMessage() {}
+
+func (x *PodEvict) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_messages_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodEvict.ProtoReflect.Descriptor instead.
+func (*PodEvict) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_messages_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PodEvict) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *PodEvict) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *PodEvict) GetGracePeriodNanos() int64 {
+	if x != nil {
+		return x.GracePeriodNanos
+	}
+	return 0
+}
+
 var File_actorlet_v1_messages_proto protoreflect.FileDescriptor
 
 const file_actorlet_v1_messages_proto_rawDesc = "" +
@@ -808,7 +869,11 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\x12*\n" +
 	"\x04kind\x18\x03 \x01(\x0e2\x16.actorlet.v1.ProbeKindR\x04kind\x12\x18\n" +
 	"\asuccess\x18\x04 \x01(\bR\asuccess\x12\x18\n" +
-	"\amessage\x18\x05 \x01(\tR\amessage*f\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"j\n" +
+	"\bPodEvict\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12,\n" +
+	"\x12grace_period_nanos\x18\x03 \x01(\x03R\x10gracePeriodNanos*f\n" +
 	"\rObservedState\x12\x14\n" +
 	"\x10OBSERVED_UNKNOWN\x10\x00\x12\x14\n" +
 	"\x10OBSERVED_CREATED\x10\x01\x12\x14\n" +
@@ -828,7 +893,7 @@ func file_actorlet_v1_messages_proto_rawDescGZIP() []byte {
 }
 
 var file_actorlet_v1_messages_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_actorlet_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_actorlet_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_actorlet_v1_messages_proto_goTypes = []any{
 	(ObservedState)(0),        // 0: actorlet.v1.ObservedState
 	(*PodDesired)(nil),        // 1: actorlet.v1.PodDesired
@@ -839,18 +904,19 @@ var file_actorlet_v1_messages_proto_goTypes = []any{
 	(*Tick)(nil),              // 6: actorlet.v1.Tick
 	(*EffectResult)(nil),      // 7: actorlet.v1.EffectResult
 	(*ProbeResult)(nil),       // 8: actorlet.v1.ProbeResult
-	(ProbeKind)(0),            // 9: actorlet.v1.ProbeKind
+	(*PodEvict)(nil),          // 9: actorlet.v1.PodEvict
+	(ProbeKind)(0),            // 10: actorlet.v1.ProbeKind
 }
 var file_actorlet_v1_messages_proto_depIdxs = []int32{
-	4, // 0: actorlet.v1.RuntimeObserved.sandboxes:type_name -> actorlet.v1.ObservedSandbox
-	5, // 1: actorlet.v1.RuntimeObserved.containers:type_name -> actorlet.v1.ObservedContainer
-	0, // 2: actorlet.v1.ObservedContainer.state:type_name -> actorlet.v1.ObservedState
-	9, // 3: actorlet.v1.ProbeResult.kind:type_name -> actorlet.v1.ProbeKind
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	4,  // 0: actorlet.v1.RuntimeObserved.sandboxes:type_name -> actorlet.v1.ObservedSandbox
+	5,  // 1: actorlet.v1.RuntimeObserved.containers:type_name -> actorlet.v1.ObservedContainer
+	0,  // 2: actorlet.v1.ObservedContainer.state:type_name -> actorlet.v1.ObservedState
+	10, // 3: actorlet.v1.ProbeResult.kind:type_name -> actorlet.v1.ProbeKind
+	4,  // [4:4] is the sub-list for method output_type
+	4,  // [4:4] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_actorlet_v1_messages_proto_init() }
@@ -865,7 +931,7 @@ func file_actorlet_v1_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actorlet_v1_messages_proto_rawDesc), len(file_actorlet_v1_messages_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
