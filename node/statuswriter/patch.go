@@ -23,7 +23,8 @@ var kubeletConditions = map[corev1.PodConditionType]bool{
 }
 
 // merge is the status to write: the PodActor's, with the conditions the
-// kubelet does not own kept from the object, and the transition times of
+// kubelet does not own kept from the object (unless the PodActor sets one
+// too, as DisruptionTarget for an eviction), and the transition times of
 // unchanged conditions kept as they are.
 func merge(old, ours *corev1.PodStatus) *corev1.PodStatus {
 	next := ours.DeepCopy()
@@ -38,8 +39,12 @@ func merge(old, ours *corev1.PodStatus) *corev1.PodStatus {
 			}
 		}
 	}
+	ours := map[corev1.PodConditionType]bool{}
+	for _, c := range next.Conditions {
+		ours[c.Type] = true
+	}
 	for _, o := range old.Conditions {
-		if !kubeletConditions[o.Type] {
+		if !kubeletConditions[o.Type] && !ours[o.Type] {
 			next.Conditions = append(next.Conditions, o)
 		}
 	}
