@@ -39,12 +39,12 @@ func merge(old, ours *corev1.PodStatus) *corev1.PodStatus {
 			}
 		}
 	}
-	ours := map[corev1.PodConditionType]bool{}
+	set := map[corev1.PodConditionType]bool{}
 	for _, c := range next.Conditions {
-		ours[c.Type] = true
+		set[c.Type] = true
 	}
 	for _, o := range old.Conditions {
-		if !kubeletConditions[o.Type] && !ours[o.Type] {
+		if !kubeletConditions[o.Type] && !set[o.Type] {
 			next.Conditions = append(next.Conditions, o)
 		}
 	}
