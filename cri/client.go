@@ -456,6 +456,31 @@ func (c *Client) RemoveImage(ctx context.Context, image *runtimeapi.ImageSpec) e
 	}))
 }
 
+// ListContainerStats returns the stats of the containers matching filter
+// (nil: all, including other tenants').
+func (c *Client) ListContainerStats(ctx context.Context, filter *runtimeapi.ContainerStatsFilter) ([]*runtimeapi.ContainerStats, error) {
+	var stats []*runtimeapi.ContainerStats
+	err := c.call(ctx, "ListContainerStats", filterID(filter.GetId(), filter.GetLabelSelector()), c.timeout, func(ctx context.Context) error {
+		resp, err := c.runtime.ListContainerStats(ctx, &runtimeapi.ListContainerStatsRequest{Filter: filter})
+		stats = resp.GetStats()
+		return err
+	})
+	return stats, err
+}
+
+// ListPodSandboxStats returns the stats of the sandboxes matching filter
+// (nil: all). A runtime that does not serve it fails with Kind
+// Unimplemented.
+func (c *Client) ListPodSandboxStats(ctx context.Context, filter *runtimeapi.PodSandboxStatsFilter) ([]*runtimeapi.PodSandboxStats, error) {
+	var stats []*runtimeapi.PodSandboxStats
+	err := c.call(ctx, "ListPodSandboxStats", filterID(filter.GetId(), filter.GetLabelSelector()), c.timeout, func(ctx context.Context) error {
+		resp, err := c.runtime.ListPodSandboxStats(ctx, &runtimeapi.ListPodSandboxStatsRequest{Filter: filter})
+		stats = resp.GetStats()
+		return err
+	})
+	return stats, err
+}
+
 // ImageFsInfo reports the usage of the filesystems that hold images.
 func (c *Client) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
 	var resp *runtimeapi.ImageFsInfoResponse

@@ -78,6 +78,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 	if logDir != "" && cfg.GetLogPath() != "" {
 		c.logPath = filepath.Join(logDir, cfg.GetLogPath())
 	}
+	if err := r.setUsageFromEnvLocked(c, cfg.GetEnvs()); err != nil {
+		return nil, newErr(ErrInvalidArgument, "CreateContainer %s: %v", name, err)
+	}
 	r.containers[c.id] = c
 	r.containersByPod.add(c.labels, c)
 	sb.containers[c.id] = c

@@ -37,7 +37,8 @@
 //     "notfound" fails to pull with NotFound.
 //   - ExecSync runs nothing: it answers SIM_EXEC_EXIT_CODE.
 //     Exec, Attach, PortForward and the checkpoint/restore RPCs answer
-//     Unimplemented. Stats are synthetic; no metrics are exported.
+//     Unimplemented. Stats are synthetic (see Resource usage); no
+//     metrics are exported.
 //
 // # Probe endpoints
 //
@@ -62,6 +63,26 @@
 // sandbox stops (before those RPCs return; after a scripted exit,
 // promptly), and when the Runtime is closed. A serving container costs two
 // goroutines. See probeserve.go.
+//
+// # Resource usage
+//
+// ContainerStats and ListContainerStats report what a running container's
+// env asks for: SIM_CPU_MILLICORES (default 1) is its CPU rate, given as
+// usage_nano_cores, and usage_core_nano_seconds grows by that rate on
+// Options.Clock from started_at; SIM_MEMORY_BYTES is its working set,
+// usage and RSS (default 8 MiB working set and usage, 4 MiB RSS). An
+// exited container keeps its CPU time and reports no memory. Tests change
+// both while the container runs with Runtime.SetUsage (in-process only):
+// CPU time already used is kept.
+//
+//	// container env: SIM_CPU_MILLICORES=250 SIM_MEMORY_BYTES=104857600
+//	rt.SetUsage(id, 2000, 1<<30) // now 2 cores and 1 GiB
+//
+// PodSandboxStats and ListPodSandboxStats (READY sandboxes only) are the
+// sums over the sandbox's running containers, taken at the same instant
+// as the container stats they embed. Writable layers (4 KiB and one inode
+// each) are on the image filesystem: their fs_id is ImageFsMountpoint,
+// which ImageFsInfo reports.
 //
 // # Misuse
 //
