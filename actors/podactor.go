@@ -116,7 +116,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 	case *actor.Stopping, *actor.Restarting:
 		a.stopTimer()
 		a.stopProbes()
-	case *pb.PodDesired, *pb.PodUndesired, *pb.Tick, *pb.ProbeResult:
+	case *pb.PodDesired, *pb.PodUndesired, *pb.Tick, *pb.ProbeResult, *pb.PodEvict:
 		a.handle(ctx, m.(lifecycle.Input))
 	case *listed:
 		a.replied(ctx, ctx.Sender())

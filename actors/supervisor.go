@@ -23,6 +23,14 @@ type SourceSnapshot struct {
 	Pods   []*corev1.Pod
 }
 
+// EvictPod asks the pod's actor to evict it (node-pressure eviction); a
+// pod without an actor is ignored.
+type EvictPod struct {
+	UID             string
+	Reason, Message string
+	Grace           time.Duration
+}
+
 // Recovery is what start-up found before any actor runs: the journal's
 // states, the runtime's views and the sources' first snapshots. Pods in none
 // of the sources are taken down; runtime objects no pod owns are removed.
@@ -116,6 +124,10 @@ func (s *supervisor) Receive(ctx actor.Context) {
 			}
 		}
 		ctx.Respond(&pb.PodUndesired{Reason: "Removed"})
+	case *EvictPod:
+		if pid, ok := s.pods[m.UID]; ok {
+			ctx.Send(pid, &pb.PodEvict{Reason: m.Reason, Message: m.Message, GracePeriodNanos: int64(m.Grace)})
+		}
 	case *ActivePods:
 		uids := make([]string, 0, len(s.pods))
 		for uid := range s.pods {

@@ -22,11 +22,13 @@ import (
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/journal"
+	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/nodeactor"
 	"github.com/actorlet/actorlet/node/podstatus"
 	"github.com/actorlet/actorlet/node/probe"
 	"github.com/actorlet/actorlet/node/staticpod"
+	"github.com/actorlet/actorlet/node/stats"
 	"github.com/actorlet/actorlet/node/volumes"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
@@ -96,6 +98,14 @@ type Config struct {
 	// downward API and token volumes are rewritten with what changed, and
 	// orphaned pod directories removed (default 1m).
 	VolumeRefreshPeriod time.Duration
+	// Eviction, when set, evicts pods under node pressure every
+	// EvictionPeriod (default 10s) and gives the NodeActor the pressure
+	// conditions (see package eviction).
+	Eviction       *eviction.Config
+	EvictionPeriod time.Duration
+	// StatsFS is where node stats are read (nil: the host's /proc and
+	// cgroups; see package stats).
+	StatsFS stats.FS
 	// ImageGC, when set, removes unused images by its policy (see package
 	// imagegc), with ImageGCOptions (the sandbox image, events, a fixed
 	// capacity for a simulated runtime).
@@ -109,6 +119,8 @@ type Config struct {
 // Agent is a running node. Its methods are safe for concurrent use.
 type Agent struct {
 	cfg      Config
+	stats    *stats.Provider
+	eviction *eviction.Manager
 	log      *zap.Logger
 	journal  *journal.Journal
 	statuses *podstatus.Cache
@@ -234,8 +246,34 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if _, err := a.system.Root.RequestFuture(a.sup, &actors.ActivePods{}, time.Minute).Result(); err != nil {
 		return fail(fmt.Errorf("start supervisor: %w", err))
 	}
+	if a.stats, err = stats.New(cfg.Runtime, stats.Options{NodeName: cfg.NodeName, RootDir: root, PodLogsDir: cfg.PodLogsDir,
+		FS: cfg.StatsFS, Logger: log.Named("stats")}); err != nil {
+		return fail(err)
+	}
+	var gc *imagegc.Manager
+	if cfg.ImageGC != nil {
+		if gc, err = imagegc.New(cfg.Runtime, *cfg.ImageGC, append([]imagegc.Option{imagegc.WithLogger(log.Named("imagegc"))}, cfg.ImageGCOptions...)...); err != nil {
+			return fail(fmt.Errorf("image garbage collection: %w", err))
+		}
+	}
+	if cfg.Eviction != nil {
+		opts := []eviction.Option{eviction.WithLogger(log.Named("eviction"))}
+		if cfg.EvictionPeriod > 0 {
+			opts = append(opts, eviction.WithPeriod(cfg.EvictionPeriod))
+		}
+		if gc != nil {
+			opts = append(opts, eviction.WithReclaimer(imageReclaimer{gc: gc}))
+		}
+		if a.eviction, err = eviction.New(*cfg.Eviction, a.stats, a.evictionPods, a.evict, opts...); err != nil {
+			return fail(fmt.Errorf("eviction: %w", err))
+		}
+	}
 	if cfg.NodeActor != nil {
-		if _, err := a.system.Root.SpawnNamed(nodeactor.Props(*cfg.NodeActor), "node"); err != nil {
+		nc := *cfg.NodeActor
+		if a.eviction != nil {
+			nc.Pressure = a.eviction.Conditions
+		}
+		if _, err := a.system.Root.SpawnNamed(nodeactor.Props(nc), "node"); err != nil {
 			return fail(fmt.Errorf("start node actor: %w", err))
 		}
 	}
@@ -252,15 +290,18 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		defer a.wg.Done()
 		a.volumeUpkeep(runCtx, vols, cfg.VolumeRefreshPeriod)
 	}()
-	if cfg.ImageGC != nil {
-		gc, err := imagegc.New(cfg.Runtime, *cfg.ImageGC, append([]imagegc.Option{imagegc.WithLogger(log.Named("imagegc"))}, cfg.ImageGCOptions...)...)
-		if err != nil {
-			return fail(fmt.Errorf("image garbage collection: %w", err))
-		}
+	if gc != nil {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
 			gc.Run(runCtx)
+		}()
+	}
+	if a.eviction != nil {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.eviction.Run(runCtx)
 		}()
 	}
 	a.wg.Add(2)
@@ -286,6 +327,12 @@ func (a *Agent) RecoveryTime() time.Duration { return a.recovery }
 
 // Statuses is the node's view of its pods' statuses.
 func (a *Agent) Statuses() *podstatus.Cache { return a.statuses }
+
+// Stats is the node's stats provider (the Summary API).
+func (a *Agent) Stats() *stats.Provider { return a.stats }
+
+// Eviction is the node's eviction manager (nil when eviction is off).
+func (a *Agent) Eviction() *eviction.Manager { return a.eviction }
 
 // Journal is the node's journal.
 func (a *Agent) Journal() *journal.Journal { return a.journal }

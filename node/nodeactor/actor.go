@@ -31,6 +31,9 @@ type Config struct {
 	// Health tells the runtime's state; it is called on the actor's
 	// goroutine with a deadline.
 	Health func(ctx context.Context) RuntimeHealth
+	// Pressure, when set, gives the node's pressure conditions (the
+	// eviction manager's); it must not block.
+	Pressure func() []corev1.NodeCondition
 	// StatusUpdateFrequency: how often the status is computed and sent if
 	// it changed (default 10s); StatusReportFrequency: how often it is sent
 	// when nothing changed (default 5m).
@@ -126,7 +129,11 @@ func (a *nodeActor) sync(ctx actor.Context) {
 	rt := a.cfg.Health(c)
 	cancel()
 	now := a.cfg.Clock.Now()
-	st := Status(a.last, a.cfg.Machine, rt, now)
+	var pressure []corev1.NodeCondition
+	if a.cfg.Pressure != nil {
+		pressure = a.cfg.Pressure()
+	}
+	st := Status(a.last, a.cfg.Machine, rt, pressure, now)
 	due := changed(a.last, st) || now.Sub(a.lastReport) >= a.cfg.StatusReportFrequency
 	var err error
 	if due {

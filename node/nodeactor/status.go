@@ -28,8 +28,10 @@ type Machine struct {
 
 // Status is the node status for what the node knows now. prev is the last
 // status sent (nil before the first): a condition keeps its transition time
-// while its status stays the same.
-func Status(prev *corev1.NodeStatus, m Machine, rt RuntimeHealth, now time.Time) corev1.NodeStatus {
+// while its status stays the same. pressure are the eviction manager's
+// MemoryPressure, DiskPressure and PIDPressure conditions; a type it does
+// not give is False.
+func Status(prev *corev1.NodeStatus, m Machine, rt RuntimeHealth, pressure []corev1.NodeCondition, now time.Time) corev1.NodeStatus {
 	t := metav1.NewTime(now)
 	ready := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
 		Reason: "KubeletReady", Message: "actorlet is posting ready status"}
@@ -42,6 +44,13 @@ func Status(prev *corev1.NodeStatus, m Machine, rt RuntimeHealth, now time.Time)
 		{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "actorlet has no disk pressure"},
 		{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientPID", Message: "actorlet has sufficient PID available"},
 		ready,
+	}
+	for _, p := range pressure {
+		for i := range conds {
+			if conds[i].Type == p.Type && p.Type != corev1.NodeReady {
+				conds[i].Status, conds[i].Reason, conds[i].Message = p.Status, p.Reason, p.Message
+			}
+		}
 	}
 	for i := range conds {
 		conds[i].LastHeartbeatTime = t

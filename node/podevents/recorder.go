@@ -105,6 +105,8 @@ func Translate(ev *pb.Event) (kind, reason, message string) {
 		return corev1.EventTypeWarning, BackOff, "Back-off restarting failed container " + e.BackOffStarted.Name
 	case *pb.Event_ActiveDeadlineExceeded:
 		return corev1.EventTypeNormal, lifecycle.ReasonDeadlineExceeded, lifecycle.MessageDeadlineExceeded
+	case *pb.Event_PodEvicted:
+		return corev1.EventTypeWarning, e.PodEvicted.Reason, e.PodEvicted.Message
 	case *pb.Event_ProbeChanged:
 		if p := e.ProbeChanged; !p.Success {
 			return corev1.EventTypeWarning, Unhealthy, fmt.Sprintf("%s probe failed: %s", probeName(p.Kind), p.Message)

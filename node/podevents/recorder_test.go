@@ -35,6 +35,7 @@ func TestRecorderUsesTheKubeletsReasons(t *testing.T) {
 		env(&pb.Event{Kind: &pb.Event_ProbeChanged{ProbeChanged: &pb.ProbeChanged{Name: "app", Kind: pb.ProbeKind_PROBE_LIVENESS, Message: "HTTP probe failed with statuscode: 500"}}}),
 		env(&pb.Event{Kind: &pb.Event_HookFailed{HookFailed: &pb.HookFailed{Name: "app", Hook: "PostStart", Message: "exit code 1"}}}),
 		env(&pb.Event{Kind: &pb.Event_HookFailed{HookFailed: &pb.HookFailed{Name: "app", Hook: "PreStop", Message: "timed out"}}}),
+		env(&pb.Event{Kind: &pb.Event_PodEvicted{PodEvicted: &pb.PodEvicted{Reason: "Evicted", Message: "The node was low on resource: memory."}}}),
 		env(&pb.Event{Kind: &pb.Event_SandboxFailed{SandboxFailed: &pb.SandboxFailed{Reason: "FailedMount", Message: `MountVolume.SetUp failed for volume "cfg" : configmap "cfg" not found`}}}),
 	})
 	r.Acting(pod, lifecycle.StopContainer{Name: "app", ID: "c1"})
@@ -56,6 +57,7 @@ func TestRecorderUsesTheKubeletsReasons(t *testing.T) {
 		"Warning Unhealthy Liveness probe failed: HTTP probe failed with statuscode: 500",
 		"Warning FailedPostStartHook PostStart hook for container app failed: exit code 1",
 		"Warning FailedPreStopHook PreStop hook for container app failed: timed out",
+		"Warning Evicted The node was low on resource: memory.",
 		`Warning FailedMount MountVolume.SetUp failed for volume "cfg" : configmap "cfg" not found`,
 		"Normal Killing Stopping container app",
 	}

@@ -1,0 +1,94 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/node/agent"
+	"github.com/actorlet/actorlet/node/eviction"
+	"go.uber.org/zap/zaptest"
+)
+
+// TestEvictionOnTheSimulatedRuntime: with a memory threshold above what
+// this host has free, the node is under memory pressure at once; the pod
+// using the most memory above its request (SIM_MEMORY_BYTES) is evicted
+// first: Failed, reason Evicted, a DisruptionTarget condition, its
+// container stopped; the others run on; MemoryPressure is reported.
+func TestEvictionOnTheSimulatedRuntime(t *testing.T) {
+	e := newEnv(t)
+	cfg, err := eviction.ParseConfig(&kubeletconfigv1beta1.KubeletConfiguration{
+		EvictionHard: map[string]string{"memory.available": "1000Ti"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hog := pod("hog", corev1.RestartPolicyAlways, corev1.EnvVar{Name: "SIM_MEMORY_BYTES", Value: fmt.Sprint(512 << 20)})
+	modest := pod("modest", corev1.RestartPolicyAlways, corev1.EnvVar{Name: "SIM_MEMORY_BYTES", Value: fmt.Sprint(256 << 20)})
+	modest.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}
+	// The pods first run without eviction: a pod without stats yet would be
+	// ranked first (as the kubelet ranks it); the node is then restarted
+	// with eviction on, and takes the running pods over.
+	first := e.start(modest, hog)
+	waitFor(t, "both pods Running", func() (bool, string) {
+		a, _ := phaseOf(first, "uid-hog")
+		b, _ := phaseOf(first, "uid-modest")
+		return a == corev1.PodRunning && b == corev1.PodRunning, fmt.Sprint(a, b)
+	})
+	if err := first.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lc := lifecycle.DefaultConfig()
+	a, err := agent.Start(context.Background(), agent.Config{
+		NodeName: "node-1", RootDir: e.root, Runtime: e.client, RuntimeName: "actorlet-sim",
+		PodLogsDir: e.logs, Lifecycle: lc, RelistPeriod: 50 * time.Millisecond, Logger: zaptest.NewLogger(t),
+		Pods:     map[string][]*corev1.Pod{"test": {modest, hog}},
+		Eviction: &cfg, EvictionPeriod: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop(context.Background())
+	waitFor(t, "hog evicted", func() (bool, string) {
+		ph, p := phaseOf(a, "uid-hog")
+		if p == nil {
+			return false, "no status"
+		}
+		disrupted := false
+		for _, c := range p.Status.Conditions {
+			disrupted = disrupted || (c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue)
+		}
+		return ph == corev1.PodFailed && p.Status.Reason == "Evicted" && disrupted && p.Status.ContainerStatuses[0].State.Terminated != nil,
+			fmt.Sprintf("%s %s %q", ph, p.Status.Reason, p.Status.Message)
+	})
+	// The journal says in which order: hog first (over its request), then
+	// maybe modest (within its request) on a later pass.
+	evictedAt := func(uid string) int64 {
+		s, err := a.Journal().Load(context.Background(), uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, env := range s.Events {
+			if env.GetEvent().GetPodEvicted() != nil {
+				return env.TimeUnixNano
+			}
+		}
+		return 0
+	}
+	if hogAt, modestAt := evictedAt("uid-hog"), evictedAt("uid-modest"); hogAt == 0 || (modestAt != 0 && modestAt < hogAt) {
+		t.Fatalf("evicted hog at %d, modest at %d: want hog first", hogAt, modestAt)
+	}
+	pressure := false
+	for _, c := range a.Eviction().Conditions() {
+		pressure = pressure || (c.Type == corev1.NodeMemoryPressure && c.Status == corev1.ConditionTrue)
+	}
+	if !pressure {
+		t.Fatalf("no MemoryPressure: %+v", a.Eviction().Conditions())
+	}
+	e.checkViolations()
+}
