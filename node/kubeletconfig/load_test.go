@@ -192,7 +192,7 @@ func TestLoadEmptyResolvConfMeansNone(t *testing.T) {
 func TestLoadListsIgnoredFields(t *testing.T) {
 	path := write(t, "k.yaml", header+`
 maxPods: 10
-evictionHard: {memory.available: 100Mi}
+systemReserved: {memory: 100Mi}
 cgroupDriver: systemd
 authentication:
   anonymous: {enabled: false}
@@ -202,7 +202,7 @@ crashLoopBackOff: {}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"authentication", "cgroupDriver", "evictionHard"}; !slices.Equal(ignored, want) {
+	if want := []string{"authentication", "cgroupDriver", "systemReserved"}; !slices.Equal(ignored, want) {
 		t.Errorf("ignored = %v, want %v", ignored, want)
 	}
 	if cfg.CgroupDriver != "systemd" || cfg.MaxPods != 10 {

@@ -37,6 +37,13 @@ var SupportedFields = []string{
 	"syncFrequency",
 	"cgroupsPerQOS",
 	"cgroupRoot",
+	"evictionHard",
+	"evictionSoft",
+	"evictionSoftGracePeriod",
+	"evictionMinimumReclaim",
+	"evictionPressureTransitionPeriod",
+	"evictionMaxPodGracePeriod",
+	"mergeDefaultEvictionSettings",
 }
 
 // Supported returns the JSON field paths actorlet honours, sorted.

@@ -97,6 +97,10 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	}
 	gc := nc.imageGC
 	acfg.ImageGC = &gc
+	if nc.evictionHard != "none" {
+		ev := nc.eviction
+		acfg.Eviction = &ev
+	}
 	acfg.ImageGCOptions = []imagegc.Option{imagegc.WithCapacity(imageFsCapacity)}
 	if api != nil {
 		acfg.Sources = []agent.PodSource{api.source}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
+	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletconfig"
 )
@@ -43,6 +44,9 @@ type runOptions struct {
 	imageGC             imagegc.Policy
 	syncFrequency       time.Duration
 	maxDeadPerContainer int
+	evictionHard        string
+	evictionKC          kubeletconfigv1beta1.KubeletConfiguration // its eviction fields, from --config
+	eviction            eviction.Config
 	cgroupsPerQOS       bool
 	cgroupRoot          string
 	cluster             clusterOptions
@@ -92,6 +96,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.relistPeriod, "relist-period", time.Second, "how often the runtime is listed when it does not serve container events")
 	fs.StringVar(&o.simPodCIDR, "sim-pod-cidr", "10.88.0.0/16", "with sim://: the CIDR pod IPs come from")
 	fs.StringVar(&o.simLatency, "sim-latency", "", "with sim://: per-RPC latency, e.g. RunPodSandbox=50ms,PullImage=200ms")
+	fs.StringVar(&o.evictionHard, "eviction-hard", "", `hard eviction thresholds, e.g. "memory.available<100Mi,nodefs.available<10%" (default: the kubelet's); "none" turns eviction off`)
 	fs.BoolVar(&o.cgroupsPerQOS, "cgroups-per-qos", false, "put each pod in a cgroup <cgroup-root>/kubepods/<qos>/pod<uid> (cgroupfs driver; the kubelet's default is true, actorlet's false: it may share the host with other node agents)")
 	fs.StringVar(&o.cgroupRoot, "cgroup-root", "/", "the cgroup the kubepods hierarchy goes under, with --cgroups-per-qos")
 	fs.IntVar(&o.maxDeadPerContainer, "maximum-dead-containers-per-container", 1, "how many exited instances of each container are kept for inspection (lastState, logs --previous)")
@@ -170,6 +175,11 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 			}
 		})
 		nc.imageGC.MaxAge = kc.ImageMaximumGCAge.Duration
+		nc.evictionKC = kubeletconfigv1beta1.KubeletConfiguration{
+			EvictionHard: kc.EvictionHard, EvictionSoft: kc.EvictionSoft, EvictionSoftGracePeriod: kc.EvictionSoftGracePeriod,
+			EvictionMinimumReclaim: kc.EvictionMinimumReclaim, EvictionPressureTransitionPeriod: kc.EvictionPressureTransitionPeriod,
+			EvictionMaxPodGracePeriod: kc.EvictionMaxPodGracePeriod, MergeDefaultEvictionSettings: kc.MergeDefaultEvictionSettings,
+		}
 		apply("cgroups-per-qos", func() {
 			if kc.CgroupsPerQOS != nil {
 				nc.cgroupsPerQOS = *kc.CgroupsPerQOS
@@ -185,6 +195,20 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 				nc.syncFrequency = kc.SyncFrequency.Duration
 			}
 		})
+	}
+	if nc.evictionHard != "" && nc.evictionHard != "none" {
+		hard, err := parseEvictionHard(nc.evictionHard)
+		if err != nil {
+			return nil, err
+		}
+		nc.evictionKC.EvictionHard = hard
+	}
+	if nc.evictionHard != "none" {
+		cfg, err := eviction.ParseConfig(&nc.evictionKC)
+		if err != nil {
+			return nil, fmt.Errorf("eviction: %w", err)
+		}
+		nc.eviction = cfg
 	}
 	if err := nc.imageGC.Validate(); err != nil {
 		return nil, fmt.Errorf("image garbage collection: %w", err)
@@ -246,6 +270,20 @@ func parseLatency(s string) (map[string]time.Duration, error) {
 			return nil, fmt.Errorf("latency of %s: %w", k, err)
 		}
 		out[k] = d
+	}
+	return out, nil
+}
+
+// parseEvictionHard reads --eviction-hard: comma-separated
+// "<signal><<quantity or percentage>" (the kubelet's flag form).
+func parseEvictionHard(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range strings.Split(s, ",") {
+		sig, val, ok := strings.Cut(strings.TrimSpace(part), "<")
+		if !ok || sig == "" || val == "" {
+			return nil, fmt.Errorf("--eviction-hard %q: %q is not <signal><<value>", s, part)
+		}
+		out[sig] = val
 	}
 	return out, nil
 }

@@ -113,3 +113,13 @@ func TestParseLatency(t *testing.T) {
 		}
 	}
 }
+
+func TestParseEvictionHard(t *testing.T) {
+	got, err := parseEvictionHard("memory.available<100Mi, nodefs.available<10%")
+	if err != nil || len(got) != 2 || got["memory.available"] != "100Mi" || got["nodefs.available"] != "10%" {
+		t.Fatalf("= %v, %v", got, err)
+	}
+	if _, err := parseEvictionHard("memory.available=100Mi"); err == nil {
+		t.Fatal("no error for a malformed threshold")
+	}
+}
