@@ -387,6 +387,38 @@ func (c *Client) ContainerStatus(ctx context.Context, id string) (*runtimeapi.Co
 	return st, err
 }
 
+// Exec asks the runtime for a streaming URL that runs a command in a
+// container (kubectl exec goes through it).
+func (c *Client) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
+	var resp *runtimeapi.ExecResponse
+	err := c.call(ctx, "Exec", req.GetContainerId(), c.timeout, func(ctx context.Context) (err error) {
+		resp, err = c.runtime.Exec(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// Attach asks the runtime for a streaming URL attached to a container.
+func (c *Client) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
+	var resp *runtimeapi.AttachResponse
+	err := c.call(ctx, "Attach", req.GetContainerId(), c.timeout, func(ctx context.Context) (err error) {
+		resp, err = c.runtime.Attach(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// PortForward asks the runtime for a streaming URL forwarding ports of a
+// sandbox.
+func (c *Client) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
+	var resp *runtimeapi.PortForwardResponse
+	err := c.call(ctx, "PortForward", req.GetPodSandboxId(), c.timeout, func(ctx context.Context) (err error) {
+		resp, err = c.runtime.PortForward(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
 // ExecSync runs cmd in the container and waits for it. timeout (whole seconds, rounded up;
 // 0 means none) is enforced by the runtime; the call's deadline is the per-call timeout plus
 // timeout. A non-zero exit status of cmd is not an error: read resp.ExitCode.

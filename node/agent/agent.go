@@ -24,6 +24,7 @@ import (
 	"github.com/actorlet/actorlet/journal"
 	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/imagegc"
+	"github.com/actorlet/actorlet/node/kubeletapi"
 	"github.com/actorlet/actorlet/node/nodeactor"
 	"github.com/actorlet/actorlet/node/podstatus"
 	"github.com/actorlet/actorlet/node/probe"
@@ -98,6 +99,10 @@ type Config struct {
 	// downward API and token volumes are rewritten with what changed, and
 	// orphaned pod directories removed (default 1m).
 	VolumeRefreshPeriod time.Duration
+	// KubeletAPI, when set, serves the authenticated kubelet API (see
+	// package kubeletapi; the agent fills in its data providers) and the
+	// Node advertises its port.
+	KubeletAPI *kubeletapi.Options
 	// Eviction, when set, evicts pods under node pressure every
 	// EvictionPeriod (default 10s) and gives the NodeActor the pressure
 	// conditions (see package eviction).
@@ -120,6 +125,7 @@ type Config struct {
 type Agent struct {
 	cfg      Config
 	stats    *stats.Provider
+	api      *kubeletapi.Server
 	eviction *eviction.Manager
 	log      *zap.Logger
 	journal  *journal.Journal
@@ -268,8 +274,17 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 			return fail(fmt.Errorf("eviction: %w", err))
 		}
 	}
+	var apiPort int32
+	if cfg.KubeletAPI != nil {
+		if apiPort, err = a.startKubeletAPI(runCtx, *cfg.KubeletAPI); err != nil {
+			return fail(fmt.Errorf("kubelet API: %w", err))
+		}
+	}
 	if cfg.NodeActor != nil {
 		nc := *cfg.NodeActor
+		if apiPort != 0 {
+			nc.Machine.Port = apiPort
+		}
 		if a.eviction != nil {
 			nc.Pressure = a.eviction.Conditions
 		}
@@ -360,6 +375,11 @@ func (a *Agent) Stop(ctx context.Context) error {
 	a.cancel()
 	a.wg.Wait()
 	var errs []error
+	if a.api != nil {
+		if err := a.api.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop the kubelet API: %w", err))
+		}
+	}
 	if err := a.stopSupervisor(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stop supervisor: %w", err))
 	}

@@ -44,6 +44,12 @@ var SupportedFields = []string{
 	"evictionPressureTransitionPeriod",
 	"evictionMaxPodGracePeriod",
 	"mergeDefaultEvictionSettings",
+	"port",
+	"address",
+	"tlsCertFile",
+	"tlsPrivateKeyFile",
+	"authentication.x509.clientCAFile",
+	"authentication.anonymous.enabled",
 }
 
 // Supported returns the JSON field paths actorlet honours, sorted.

@@ -138,6 +138,13 @@ certs() {
     printf '%s\n' basicConstraints=CA:FALSE keyUsage=digitalSignature,keyEncipherment extendedKeyUsage=serverAuth \
       subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc >apiserver.ext
     openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out apiserver.crt -days 365 -extfile apiserver.ext 2>/dev/null
+    # The apiserver's client certificate towards kubelets (kubectl logs,
+    # exec; metrics through the proxy): the node agents trust ca.crt.
+    openssl req -newkey rsa:2048 -nodes -keyout apiserver-kubelet-client.key -out apiserver-kubelet-client.csr \
+      -subj "/O=system:masters/CN=kube-apiserver-kubelet-client" 2>/dev/null
+    printf '%s\n' basicConstraints=CA:FALSE keyUsage=digitalSignature,keyEncipherment extendedKeyUsage=clientAuth >client.ext
+    openssl x509 -req -in apiserver-kubelet-client.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+      -out apiserver-kubelet-client.crt -days 365 -extfile client.ext 2>/dev/null
     openssl genrsa -out sa.key 2048 2>/dev/null
     openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
     echo "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'),admin,admin-uid,system:masters" >tokens.csv
@@ -212,6 +219,8 @@ start_apiserver() {
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" \
     --endpoint-reconciler-type=none \
     --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" --client-ca-file="$PKI/ca.crt" \
+    --kubelet-client-certificate="$PKI/apiserver-kubelet-client.crt" --kubelet-client-key="$PKI/apiserver-kubelet-client.key" \
+    --kubelet-preferred-address-types=InternalIP \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
     --service-cluster-ip-range=10.0.0.0/24 --token-auth-file="$PKI/tokens.csv" \
@@ -283,6 +292,9 @@ export ACTORLET_KUBECTL=$BIN/kubectl
 export ACTORLET_K8S_BIN=$BIN
 # kube-scheduler and kube-controller-manager run: workloads get scheduled.
 export ACTORLET_CLUSTER_CONTROLLERS=1
+# The CA of the apiserver's client certificate towards node agents
+# (their --client-ca-file).
+export ACTORLET_CLUSTER_CA=$PKI/ca.crt
 EOF
   log "up ($(since "$t")): kube-apiserver $K8S_VERSION on https://127.0.0.1:$API_PORT," \
     "kube-scheduler on :$SCHEDULER_PORT, kube-controller-manager on :$CONTROLLER_MANAGER_PORT; set -a; . $PREFIX/env; set +a"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -33,7 +34,8 @@ func TestClusterContainerd(t *testing.T) {
 	})
 	deleteNodePods(t, c.admin, nodeName)
 	d := e.nodeDirs(t, nodeName) // its cleanup removes sandboxes of pods named *-node-2
-	startNode(t, e.endpoint, d, "--kubeconfig", c.nodeKubeconfig(nodeName), "--node-status-update-frequency", "500ms", "--sync-frequency", "1s")
+	startNode(t, e.endpoint, d, "--kubeconfig", c.nodeKubeconfig(nodeName), "--node-status-update-frequency", "500ms", "--sync-frequency", "1s",
+		"--client-ca-file", os.Getenv("ACTORLET_CLUSTER_CA"))
 	waitFor(t, nodeName+" Ready", func() (bool, string) {
 		n, err := c.admin.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
 		if err != nil {
@@ -90,6 +92,16 @@ func TestClusterContainerd(t *testing.T) {
 		return slices.Contains(rs, "Created") && slices.Contains(rs, "Started"), strings.Join(rs, ",")
 	})
 
+	ticker := apiPod("ticker-"+nodeName, nodeName, corev1.Container{
+		Name: "app", Image: e.workload, ImagePullPolicy: corev1.PullNever, Args: []string{"-print-every", "200ms"}})
+	if _, err := pods.Create(ctx, ticker, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "ticker Running", func() (bool, string) {
+		p, err := pods.Get(ctx, ticker.Name, metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, fmt.Sprint(err)
+	})
+	checkKubeletAPI(t, c.admin, name, nodeName)
 	checkAPIVolumes(t, c.admin, e, d, nodeName)
 
 	// Graceful delete: stopped on containerd, then the object is gone.

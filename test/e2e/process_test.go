@@ -202,6 +202,7 @@ func startNode(t *testing.T, endpoint string, d nodeDirs, extra ...string) *node
 		"--relist-period", "200ms",
 		"--crashloop-backoff-initial", "200ms",
 		"--crashloop-backoff-max", "1s",
+		"--port", "0", // the kubelet API (with --kubeconfig): any free port
 	}, extra...)
 	p := startProc(t, "actorlet", args...)
 	m := p.waitLog("actorlet is running")

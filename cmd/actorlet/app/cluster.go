@@ -21,16 +21,22 @@ import (
 
 // clusterOptions are the flags of joining a cluster.
 type clusterOptions struct {
-	kubeconfig   string
-	registerNode bool
-	nodeLabels   map[string]string
-	taints       []string
-	maxPods      int32
-	qps          float32
-	burst        int32
-	statusUpdate time.Duration
-	statusReport time.Duration
-	leaseSeconds int32
+	kubeconfig    string
+	registerNode  bool
+	nodeLabels    map[string]string
+	taints        []string
+	maxPods       int32
+	qps           float32
+	burst         int32
+	statusUpdate  time.Duration
+	statusReport  time.Duration
+	leaseSeconds  int32
+	port          int32
+	address       string
+	tlsCertFile   string
+	tlsKeyFile    string
+	clientCAFile  string
+	anonymousAuth bool
 }
 
 func (o *clusterOptions) addFlags(fs *pflag.FlagSet) {
@@ -44,6 +50,12 @@ func (o *clusterOptions) addFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&o.leaseSeconds, "node-lease-duration-seconds", 40, "duration of the node's Lease; it is renewed every quarter of it")
 	fs.Float32Var(&o.qps, "kube-api-qps", 50, "API requests per second (client-side limit)")
 	fs.Int32Var(&o.burst, "kube-api-burst", 100, "API request burst (client-side limit)")
+	fs.Int32Var(&o.port, "port", 10250, "port of the authenticated kubelet API (with --kubeconfig; 0: any free port)")
+	fs.StringVar(&o.address, "address", "127.0.0.1", "address the kubelet API listens on")
+	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "the kubelet API's serving certificate (none: a self-signed one for the node's name and IP)")
+	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "the serving certificate's key")
+	fs.StringVar(&o.clientCAFile, "client-ca-file", "", "CA bundle that signs the client certificates the kubelet API accepts (the API server's)")
+	fs.BoolVar(&o.anonymousAuth, "anonymous-auth", false, "let unauthenticated requests to the kubelet API through (as system:anonymous, still authorized)")
 }
 
 // kubeClient is the node's API client, or nil when it runs standalone.

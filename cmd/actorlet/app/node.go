@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -18,6 +19,7 @@ import (
 	"github.com/actorlet/actorlet/cri/sim"
 	"github.com/actorlet/actorlet/node/agent"
 	"github.com/actorlet/actorlet/node/imagegc"
+	"github.com/actorlet/actorlet/node/kubeletapi"
 	"github.com/actorlet/actorlet/node/nodeactor"
 	"github.com/actorlet/actorlet/node/server"
 )
@@ -102,6 +104,18 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		acfg.Eviction = &ev
 	}
 	acfg.ImageGCOptions = []imagegc.Option{imagegc.WithCapacity(imageFsCapacity)}
+	if kube != nil {
+		ip := net.ParseIP(nc.nodeIP)
+		acfg.KubeletAPI = &kubeletapi.Options{
+			Address: nc.cluster.address, Port: int(nc.cluster.port), NodeName: nc.nodeName, NodeIPs: []net.IP{ip},
+			TLSCertFile: nc.cluster.tlsCertFile, TLSKeyFile: nc.cluster.tlsKeyFile, ClientCAFile: nc.cluster.clientCAFile,
+			Client: kube, Anonymous: nc.cluster.anonymousAuth, Metrics: reg,
+			Healthz: func(ctx context.Context) error {
+				_, err := client.Version(ctx)
+				return err
+			},
+		}
+	}
 	if api != nil {
 		acfg.Sources = []agent.PodSource{api.source}
 		acfg.StatusSinks = []actors.StatusSink{api.writer}

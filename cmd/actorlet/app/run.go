@@ -159,6 +159,24 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 		apply("node-lease-duration-seconds", func() { nc.cluster.leaseSeconds = kc.NodeLeaseDurationSeconds })
 		apply("kube-api-qps", func() { nc.cluster.qps = float32(*kc.KubeAPIQPS) })
 		apply("kube-api-burst", func() { nc.cluster.burst = kc.KubeAPIBurst })
+		apply("port", func() {
+			if kc.Port != 0 {
+				nc.cluster.port = kc.Port
+			}
+		})
+		apply("address", func() {
+			if kc.Address != "" {
+				nc.cluster.address = kc.Address
+			}
+		})
+		apply("tls-cert-file", func() { nc.cluster.tlsCertFile = kc.TLSCertFile })
+		apply("tls-private-key-file", func() { nc.cluster.tlsKeyFile = kc.TLSPrivateKeyFile })
+		apply("client-ca-file", func() { nc.cluster.clientCAFile = kc.Authentication.X509.ClientCAFile })
+		apply("anonymous-auth", func() {
+			if kc.Authentication.Anonymous.Enabled != nil {
+				nc.cluster.anonymousAuth = *kc.Authentication.Anonymous.Enabled
+			}
+		})
 		apply("image-gc-high-threshold", func() {
 			if kc.ImageGCHighThresholdPercent != nil {
 				nc.imageGC.HighThresholdPercent = int(*kc.ImageGCHighThresholdPercent)
