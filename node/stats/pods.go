@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
@@ -64,7 +65,13 @@ func (p *Provider) podStats(ctx context.Context, now time.Time, fsi *fsContext) 
 				cStats[c.GetAttributes().GetId()] = c
 			}
 		}
-	case cri.KindOf(err) == cri.Unimplemented:
+	default:
+		// Not served (Unimplemented), or failing as a whole on one
+		// sandbox (containerd cannot read a stopped sandbox's metrics):
+		// the pod level is then the sum of its containers'.
+		if cri.KindOf(err) != cri.Unimplemented {
+			p.opts.Logger.Debug("sandbox stats failed; summing container stats", zap.Error(err))
+		}
 		cs, err := p.rt.ListContainerStats(ctx, &runtimeapi.ContainerStatsFilter{LabelSelector: managed})
 		if err != nil {
 			return nil, fmt.Errorf("stats: listing container stats: %w", err)
@@ -72,8 +79,6 @@ func (p *Provider) podStats(ctx context.Context, now time.Time, fsi *fsContext) 
 		for _, c := range cs {
 			cStats[c.GetAttributes().GetId()] = c
 		}
-	default:
-		return nil, fmt.Errorf("stats: listing sandbox stats: %w", err)
 	}
 
 	running := make(map[string][]*runtimeapi.Container) // by sandbox ID, oldest first

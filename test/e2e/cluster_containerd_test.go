@@ -93,7 +93,7 @@ func TestClusterContainerd(t *testing.T) {
 	})
 
 	ticker := apiPod("ticker-"+nodeName, nodeName, corev1.Container{
-		Name: "app", Image: e.workload, ImagePullPolicy: corev1.PullNever, Args: []string{"-print-every", "200ms"}})
+		Name: "app", Image: e.workload, ImagePullPolicy: corev1.PullNever, Args: []string{"-print-every", "200ms", "-burn"}})
 	if _, err := pods.Create(ctx, ticker, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
 // kubectl runs the cluster's kubectl as the admin and returns its
@@ -124,4 +127,38 @@ func checkKubeletAPI(t *testing.T, admin kubernetes.Interface, pod, nodeName str
 	if code := get(tok.Status.Token); code != http.StatusForbidden {
 		t.Fatalf("a service account without rights: %d, want 403", code)
 	}
+
+	// /stats/summary as the admin: the ticker burns a CPU, and shows it.
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("ACTORLET_ADMIN_KUBECONFIG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the ticker's CPU usage in /stats/summary", func() (bool, string) {
+		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/stats/summary", port), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+cfg.BearerToken)
+		resp, err := client.Do(req)
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		var s statsv1alpha1.Summary
+		if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+			return false, fmt.Sprintf("%d: %v", resp.StatusCode, err)
+		}
+		for _, p := range s.Pods {
+			if p.PodRef.Name != "ticker-"+nodeName {
+				continue
+			}
+			for _, c := range p.Containers {
+				if c.CPU != nil && c.CPU.UsageNanoCores != nil && *c.CPU.UsageNanoCores > 100_000_000 && c.Memory != nil && c.Memory.WorkingSetBytes != nil {
+					return true, ""
+				}
+				return false, fmt.Sprintf("%+v", c.CPU)
+			}
+		}
+		return false, fmt.Sprintf("no ticker among %d pods; node cpu %+v", len(s.Pods), s.Node.CPU)
+	})
 }

@@ -3,7 +3,7 @@
 // real logs, exit codes, signals and limits on a real runtime.
 //
 //	workload [-msg S] [-stderr S] [-write PATH=CONTENT]... [-cat PATH] [-print-uid]
-//	         [-http ADDR] [-print-every D] [-sleep D] [-exit N]
+//	         [-http ADDR] [-print-every D] [-burn] [-sleep D] [-exit N]
 //	         [-ignore-sigterm] [-on-term-exit N]
 //
 // It runs until -sleep passes and exits with -exit; with neither, forever;
@@ -41,6 +41,7 @@ func main() {
 	code := flag.Int("exit", 0, "exit code after -sleep")
 	ignoreTerm := flag.Bool("ignore-sigterm", false, "keep running on SIGTERM")
 	termCode := flag.Int("on-term-exit", 0, "exit code on SIGTERM")
+	burn := flag.Bool("burn", false, "keep one CPU busy")
 	flag.Parse()
 
 	sig := make(chan os.Signal, 1)
@@ -75,6 +76,13 @@ func main() {
 		go func() {
 			fmt.Fprintln(os.Stderr, "http:", http.ListenAndServe(*addr, mux))
 			os.Exit(3)
+		}()
+	}
+	if *burn {
+		go func() {
+			for n := 0; ; n++ {
+				_ = n * n
+			}
 		}()
 	}
 	var tick <-chan time.Time
