@@ -37,7 +37,9 @@ TOOLS=${ACTORLET_TOOLS:-/var/cache/actorlet-tools}
 K8S_VERSION=v1.37.2
 STAGING_VERSION=v0.37.2
 ETCD_VERSION=v3.7.3
+METRICS_SERVER_VERSION=v0.8.0
 BIN=$TOOLS/k8s-$K8S_VERSION
+METRICS_SERVER=$TOOLS/metrics-server-$METRICS_SERVER_VERSION/metrics-server
 ETCD_PORT=${ACTORLET_ETCD_PORT:-23790}
 ETCD_PEER_PORT=${ACTORLET_ETCD_PEER_PORT:-$((ETCD_PORT + 10))}
 API_PORT=${ACTORLET_API_PORT:-16443}
@@ -125,6 +127,13 @@ install() {
     REPLACES="$replaces
 " BUILD="${missing[*]}" wrapper "$TOOLS/.src/k8s" "k8s.io/kubernetes $K8S_VERSION" "$ld" "${cmds[@]}"
     log "built ${missing[*]##*/} $K8S_VERSION ($(since "$t"))"
+  fi
+  # metrics-server, which the e2e tests run against the node agents (it is a
+  # plain module: go install works).
+  if [ ! -x "$METRICS_SERVER" ]; then
+    t=$(now)
+    GOBIN=$(dirname "$METRICS_SERVER") go install -trimpath -ldflags="-s -w" "sigs.k8s.io/metrics-server/cmd/metrics-server@$METRICS_SERVER_VERSION"
+    log "built metrics-server $METRICS_SERVER_VERSION ($(since "$t"))"
   fi
 }
 
@@ -295,6 +304,8 @@ export ACTORLET_CLUSTER_CONTROLLERS=1
 # The CA of the apiserver's client certificate towards node agents
 # (their --client-ca-file).
 export ACTORLET_CLUSTER_CA=$PKI/ca.crt
+# metrics-server, for the tests to run against the nodes.
+export ACTORLET_METRICS_SERVER=$METRICS_SERVER
 EOF
   log "up ($(since "$t")): kube-apiserver $K8S_VERSION on https://127.0.0.1:$API_PORT," \
     "kube-scheduler on :$SCHEDULER_PORT, kube-controller-manager on :$CONTROLLER_MANAGER_PORT; set -a; . $PREFIX/env; set +a"
