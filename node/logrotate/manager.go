@@ -1,0 +1,195 @@
+package logrotate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+
+	"go.uber.org/zap"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/actorlet/actorlet/cri"
+)
+
+// Manager rotates the logs of actorlet's running containers; see the package doc for what it
+// guarantees. It is safe for concurrent use.
+type Manager struct {
+	rt         Runtime
+	policy     Policy
+	clock      clock.WithTicker
+	log        *zap.Logger
+	onRotation func(Rotation)
+
+	// mu serialises passes.
+	mu sync.Mutex
+}
+
+// Option configures a Manager.
+type Option func(*Manager)
+
+// WithClock sets the clock that paces Run and stamps rotated files (default: the real clock).
+func WithClock(c clock.WithTicker) Option { return func(m *Manager) { m.clock = c } }
+
+// WithLogger sets the logger (default: zap.NewNop).
+func WithLogger(l *zap.Logger) Option {
+	return func(m *Manager) {
+		if l != nil {
+			m.log = l
+		}
+	}
+}
+
+// WithOnRotation sets a function called after each rotation that changed files, successful
+// or not, during the pass (default: none). It may be called from several workers at once and
+// must not block.
+func WithOnRotation(f func(Rotation)) Option { return func(m *Manager) { m.onRotation = f } }
+
+// New returns a Manager for rt under policy, or the policy's validation error. It does no
+// I/O.
+func New(rt Runtime, policy Policy, opts ...Option) (*Manager, error) {
+	if rt == nil {
+		return nil, errors.New("logrotate: nil runtime")
+	}
+	if err := policy.Validate(); err != nil {
+		return nil, fmt.Errorf("logrotate: invalid policy: %w", err)
+	}
+	m := &Manager{rt: rt, policy: policy, clock: clock.RealClock{}, log: zap.NewNop()}
+	for _, o := range opts {
+		o(m)
+	}
+	return m, nil
+}
+
+// Run makes a pass at once, then every Policy.MonitorInterval, until ctx is done. Failed
+// passes are logged; they do not stop Run. With rotation disabled (Policy.Enabled false) Run
+// returns at once.
+func (m *Manager) Run(ctx context.Context) {
+	if !m.policy.Enabled() {
+		return
+	}
+	t := m.clock.NewTicker(m.policy.MonitorInterval)
+	defer t.Stop()
+	for {
+		if err := m.RotateOnce(ctx); err != nil && ctx.Err() == nil {
+			m.log.Warn("container log rotation failed", zap.Error(err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+	}
+}
+
+// RotateOnce makes one pass: every running container labelled io.actorlet.managed=true whose
+// current log is at least Policy.MaxSize bytes has its log rotated. Containers are handled by
+// at most Policy.MaxWorkers workers; RotateOnce returns when all are done, with the errors of
+// all failed containers joined (each naming its container), or the listing's error.
+func (m *Manager) RotateOnce(ctx context.Context) error {
+	if !m.policy.Enabled() {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	list, err := m.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{
+		State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
+		LabelSelector: map[string]string{cri.LabelManaged: cri.ManagedValue},
+	})
+	if err != nil {
+		return fmt.Errorf("logrotate: list containers: %w", err)
+	}
+	// The runtime should have filtered; check again, since touching another tenant's or an
+	// exited container's files is what must never happen.
+	var todo []*runtimeapi.Container
+	for _, c := range list {
+		if c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING && c.GetLabels()[cri.LabelManaged] == cri.ManagedValue {
+			todo = append(todo, c)
+		}
+	}
+
+	jobs := make(chan *runtimeapi.Container)
+	var (
+		wg   sync.WaitGroup
+		emu  sync.Mutex
+		errs []error
+	)
+	for range min(m.policy.MaxWorkers, len(todo)) {
+		wg.Go(func() {
+			for c := range jobs {
+				if err := m.container(ctx, c); err != nil {
+					emu.Lock()
+					errs = append(errs, err)
+					emu.Unlock()
+				}
+			}
+		})
+	}
+	for _, c := range todo {
+		jobs <- c
+	}
+	close(jobs)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// container rotates the log of the running container c if it is large enough.
+func (m *Manager) container(ctx context.Context, c *runtimeapi.Container) error {
+	id := c.GetId()
+	log := m.log.With(zap.String("containerID", id),
+		zap.String("pod", c.GetLabels()[cri.LabelPodNamespace]+"/"+c.GetLabels()[cri.LabelPodName]),
+		zap.String("container", c.GetMetadata().GetName()))
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("logrotate: container %q: %w", id, err)
+	}
+	st, err := m.rt.ContainerStatus(ctx, id)
+	if err != nil {
+		if cri.KindOf(err) == cri.NotFound {
+			return nil // removed since the listing
+		}
+		return fmt.Errorf("logrotate: container %q: status: %w", id, err)
+	}
+	if st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING || st.GetLogPath() == "" {
+		return nil
+	}
+	path := st.GetLogPath()
+	log = log.With(zap.String("path", path))
+
+	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A reopen failed after the log was renamed (possibly by a kubelet or an actorlet that
+		// stopped mid-rotation): the runtime writes to a rotated file. Have it reopen.
+		if err := m.rt.ReopenContainerLog(ctx, id); err != nil {
+			return fmt.Errorf("logrotate: container %q: log %q missing, reopen failed: %w", id, path, err)
+		}
+		log.Info("reopened missing container log")
+		info, err = os.Stat(path)
+	}
+	if err != nil {
+		return fmt.Errorf("logrotate: container %q: %w", id, err)
+	}
+	if info.Size() < m.policy.MaxSize {
+		return nil
+	}
+
+	r, err := rotate(ctx, m.rt, id, path, info.Size(), m.policy.MaxFiles, m.clock.Now())
+	if r.Postponed {
+		log.Debug("container log rotation postponed: rotated file for this second exists")
+		return nil
+	}
+	if m.onRotation != nil {
+		m.onRotation(r)
+	}
+	fields := []zap.Field{zap.Int64("size", r.Size), zap.Int64("maxSize", m.policy.MaxSize),
+		zap.Strings("removed", r.Removed), zap.Strings("compressed", r.Compressed)}
+	if err != nil {
+		// Run (or RotateOnce's caller) reports the error; this records what was done.
+		log.Debug("container log rotation failed", append(fields, zap.Error(err))...)
+		return fmt.Errorf("logrotate: container %q: %w", id, err)
+	}
+	log.Info("rotated container log", append(fields, zap.String("rotated", r.Rotated))...)
+	return nil
+}
