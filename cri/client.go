@@ -419,6 +419,16 @@ func (c *Client) PortForward(ctx context.Context, req *runtimeapi.PortForwardReq
 	return resp, err
 }
 
+// ReopenContainerLog asks the runtime to close the container's log file
+// and open a new one at its LogPath, after the caller renamed the old one
+// (log rotation). A missing container is an error of Kind NotFound.
+func (c *Client) ReopenContainerLog(ctx context.Context, id string) error {
+	return c.call(ctx, "ReopenContainerLog", id, c.timeout, func(ctx context.Context) error {
+		_, err := c.runtime.ReopenContainerLog(ctx, &runtimeapi.ReopenContainerLogRequest{ContainerId: id})
+		return err
+	})
+}
+
 // ExecSync runs cmd in the container and waits for it. timeout (whole seconds, rounded up;
 // 0 means none) is enforced by the runtime; the call's deadline is the per-call timeout plus
 // timeout. A non-zero exit status of cmd is not an error: read resp.ExitCode.

@@ -25,6 +25,7 @@ import (
 	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletapi"
+	"github.com/actorlet/actorlet/node/logrotate"
 	"github.com/actorlet/actorlet/node/nodeactor"
 	"github.com/actorlet/actorlet/node/podstatus"
 	"github.com/actorlet/actorlet/node/probe"
@@ -103,6 +104,9 @@ type Config struct {
 	// package kubeletapi; the agent fills in its data providers) and the
 	// Node advertises its port.
 	KubeletAPI *kubeletapi.Options
+	// LogRotation, when set, rotates container logs by its policy (see
+	// package logrotate).
+	LogRotation *logrotate.Policy
 	// Eviction, when set, evicts pods under node pressure every
 	// EvictionPeriod (default 10s) and gives the NodeActor the pressure
 	// conditions (see package eviction).
@@ -317,6 +321,17 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		go func() {
 			defer a.wg.Done()
 			a.eviction.Run(runCtx)
+		}()
+	}
+	if cfg.LogRotation != nil && cfg.LogRotation.Enabled() {
+		lr, err := logrotate.New(cfg.Runtime, *cfg.LogRotation, logrotate.WithLogger(log.Named("logrotate")))
+		if err != nil {
+			return fail(fmt.Errorf("log rotation: %w", err))
+		}
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			lr.Run(runCtx)
 		}()
 	}
 	a.wg.Add(2)

@@ -97,8 +97,8 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		MemoryCapacity: mach.Capacity.Memory().Value(), VolumeRefreshPeriod: nc.syncFrequency,
 		CgroupsPerQOS: nc.cgroupsPerQOS, CgroupRoot: nc.cgroupRoot,
 	}
-	gc := nc.imageGC
-	acfg.ImageGC = &gc
+	gc, lr := nc.imageGC, nc.logRotation
+	acfg.ImageGC, acfg.LogRotation = &gc, &lr
 	if nc.evictionHard != "none" {
 		ev := nc.eviction
 		acfg.Eviction = &ev

@@ -15,6 +15,7 @@ import (
 	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletconfig"
+	"github.com/actorlet/actorlet/node/logrotate"
 )
 
 // runOptions are the flags of `actorlet run`, named like the kubelet's.
@@ -47,6 +48,8 @@ type runOptions struct {
 	evictionHard        string
 	evictionKC          kubeletconfigv1beta1.KubeletConfiguration // its eviction fields, from --config
 	eviction            eviction.Config
+	logRotation         logrotate.Policy
+	logMaxSize          string
 	cgroupsPerQOS       bool
 	cgroupRoot          string
 	cluster             clusterOptions
@@ -97,6 +100,9 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.simPodCIDR, "sim-pod-cidr", "10.88.0.0/16", "with sim://: the CIDR pod IPs come from")
 	fs.StringVar(&o.simLatency, "sim-latency", "", "with sim://: per-RPC latency, e.g. RunPodSandbox=50ms,PullImage=200ms")
 	fs.StringVar(&o.evictionHard, "eviction-hard", "", `hard eviction thresholds, e.g. "memory.available<100Mi,nodefs.available<10%" (default: the kubelet's); "none" turns eviction off`)
+	fs.StringVar(&o.logMaxSize, "container-log-max-size", "10Mi", "a container's log is rotated once it reaches this size (-1: never)")
+	fs.IntVar(&o.logRotation.MaxFiles, "container-log-max-files", logrotate.DefaultMaxFiles, "log files kept per container, the current one included")
+	fs.DurationVar(&o.logRotation.MonitorInterval, "container-log-monitor-interval", logrotate.DefaultMonitorInterval, "how often container logs are checked for rotation")
 	fs.BoolVar(&o.cgroupsPerQOS, "cgroups-per-qos", false, "put each pod in a cgroup <cgroup-root>/kubepods/<qos>/pod<uid> (cgroupfs driver; the kubelet's default is true, actorlet's false: it may share the host with other node agents)")
 	fs.StringVar(&o.cgroupRoot, "cgroup-root", "/", "the cgroup the kubepods hierarchy goes under, with --cgroups-per-qos")
 	fs.IntVar(&o.maxDeadPerContainer, "maximum-dead-containers-per-container", 1, "how many exited instances of each container are kept for inspection (lastState, logs --previous)")
@@ -208,6 +214,21 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 				nc.cgroupRoot = kc.CgroupRoot
 			}
 		})
+		apply("container-log-max-size", func() {
+			if kc.ContainerLogMaxSize != "" {
+				nc.logMaxSize = kc.ContainerLogMaxSize
+			}
+		})
+		apply("container-log-max-files", func() {
+			if kc.ContainerLogMaxFiles != nil {
+				nc.logRotation.MaxFiles = int(*kc.ContainerLogMaxFiles)
+			}
+		})
+		apply("container-log-monitor-interval", func() {
+			if kc.ContainerLogMonitorInterval != nil {
+				nc.logRotation.MonitorInterval = kc.ContainerLogMonitorInterval.Duration
+			}
+		})
 		apply("sync-frequency", func() {
 			if kc.SyncFrequency.Duration != 0 {
 				nc.syncFrequency = kc.SyncFrequency.Duration
@@ -227,6 +248,17 @@ func (o *runOptions) resolve(fs *pflag.FlagSet) (*nodeConfig, error) {
 			return nil, fmt.Errorf("eviction: %w", err)
 		}
 		nc.eviction = cfg
+	}
+	size, err := logrotate.ParseMaxSize(nc.logMaxSize)
+	if err != nil {
+		return nil, fmt.Errorf("--container-log-max-size: %w", err)
+	}
+	nc.logRotation.MaxSize = size
+	if nc.logRotation.MaxWorkers == 0 {
+		nc.logRotation.MaxWorkers = logrotate.DefaultMaxWorkers
+	}
+	if err := nc.logRotation.Validate(); err != nil {
+		return nil, fmt.Errorf("container log rotation: %w", err)
 	}
 	if err := nc.imageGC.Validate(); err != nil {
 		return nil, fmt.Errorf("image garbage collection: %w", err)
