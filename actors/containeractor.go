@@ -107,9 +107,6 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 			return fail(res, "FailedCreatePodSandBox", err)
 		}
 		res.Ip = st.GetNetwork().GetIp()
-		if res.Ip == "" && m.pod.Spec.HostNetwork {
-			res.Ip = a.deps.HostIP
-		}
 	case lifecycle.PullImage:
 		ref, reason, err := a.ensureImage(ctx, e)
 		if err != nil {

@@ -39,9 +39,15 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 		t := metav1.NewTime(time.Unix(0, p.AcceptedAtUnixNano))
 		st.StartTime = &t
 	}
-	if sb := p.Sandbox; sb != nil && sb.Ip != "" && sb.Phase != pb.SandboxPhase_SANDBOX_REMOVED {
-		st.PodIP = sb.Ip
-		st.PodIPs = []corev1.PodIP{{IP: sb.Ip}}
+	if sb := p.Sandbox; sb != nil && sb.Phase != pb.SandboxPhase_SANDBOX_REMOVED && sb.Id != "" {
+		ip := sb.Ip
+		if ip == "" && s.Pod != nil && s.Pod.Spec.HostNetwork {
+			ip = env.HostIP // a host-network pod has the node's IP, as the kubelet reports it
+		}
+		if ip != "" {
+			st.PodIP = ip
+			st.PodIPs = []corev1.PodIP{{IP: ip}}
+		}
 	}
 	if s.Pod == nil {
 		return st
