@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,16 +28,18 @@ import (
 //     reads;
 //   - /etc/hosts with the pod's IP and its hostAliases;
 //   - termination messages: the file's, and the log's tail on error;
-//   - a preStop hook (httpGet, to a server of the test on the host's
-//     loopback) runs when the pod is removed.
+//   - a preStop hook (exec) writes into a hostPath the file the test reads
+//     once the pod is gone; a sidecar's postStart hook (httpGet) calls a
+//     server of the test on the host's loopback, once.
 func TestContainerdProbesHooksInit(t *testing.T) {
 	e := needContainerd(t)
 	d := e.nodeDirs(t, "ctrd-feat")
-	// The preStop hook calls this server on the host's loopback.
-	var preStops atomic.Int32
+	// The postStart hook of "sidecar" calls this server on the host's
+	// loopback; probed's preStop writes into a hostPath read after the pod.
+	var postStarts atomic.Int32
 	hookSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/prestop" {
-			preStops.Add(1)
+		if r.URL.Path == "/poststart" {
+			postStarts.Add(1)
 		}
 	}))
 	defer hookSrv.Close()
@@ -43,14 +47,16 @@ func TestContainerdProbesHooksInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	hooksDir := t.TempDir()
 	always := "    restartPolicy: Always\n"
 	workMount := "    volumeMounts: [{name: work, mountPath: /work}]\n"
 	pods := []podSpec{
-		{name: "probed", grace: 10, containers: []containerSpec{
+		{name: "probed", grace: 10, extra: fmt.Sprintf("  volumes: [{name: hooks, hostPath: {path: %s, type: Directory}}]\n", hooksDir), containers: []containerSpec{
 			{name: "web", args: []string{"-msg", "probed up", "-http", ":8080"}, extra: "" +
 				"    lifecycle:\n" +
 				"      postStart: {exec: {command: [/workload, -write, /poststart=done, -exit, \"0\"]}}\n" +
-				fmt.Sprintf("      preStop: {httpGet: {host: 127.0.0.1, port: %s, path: /prestop}}\n", hookURL.Port()) +
+				"      preStop: {exec: {command: [/workload, -write, /hooks/prestop=stopped-gracefully, -exit, \"0\"]}}\n" +
+				"    volumeMounts: [{name: hooks, mountPath: /hooks}]\n" +
 				"    readinessProbe: {exec: {command: [/workload, -cat, /poststart, -exit, \"0\"]}, periodSeconds: 1}\n" +
 				"    startupProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1, failureThreshold: 30}\n"},
 		}},
@@ -60,7 +66,8 @@ func TestContainerdProbesHooksInit(t *testing.T) {
 		}},
 		{name: "init", initContainers: []containerSpec{
 			{name: "setup", args: []string{"-msg", "setup done", "-sleep", "200ms", "-exit", "0"}},
-			{name: "proxy", args: []string{"-msg", "proxy up", "-print-every", "1s"}, extra: always},
+			{name: "proxy", args: []string{"-msg", "proxy up", "-print-every", "1s"}, extra: always +
+				fmt.Sprintf("    lifecycle: {postStart: {httpGet: {host: 127.0.0.1, port: %s, path: /poststart}}}\n", hookURL.Port())},
 		}, containers: []containerSpec{
 			{name: "app", args: []string{"-msg", "app crashing", "-sleep", "300ms", "-exit", "1"}},
 		}},
@@ -168,8 +175,11 @@ func TestContainerdProbesHooksInit(t *testing.T) {
 		_, ok := n.pods(t)["default/probed-"+d.name]
 		return !ok, "still listed"
 	})
-	if n := preStops.Load(); n != 1 {
-		t.Fatalf("the preStop hook was called %d times, want 1", n)
+	if b, err := os.ReadFile(filepath.Join(hooksDir, "prestop")); err != nil || string(b) != "stopped-gracefully" {
+		t.Fatalf("the file probed's preStop hook writes: %q, %v", b, err)
+	}
+	if n := postStarts.Load(); n != 1 {
+		t.Fatalf("the sidecar's httpGet postStart hook was called %d times, want 1", n)
 	}
 }
 

@@ -401,7 +401,7 @@ remove_cgroups() {
   # The cgroups-per-QoS test's root (TestContainerdCgroupsPerQOS): what a
   # crash left there, once empty.
   for d in /sys/fs/cgroup/*/actorlet-e2e /sys/fs/cgroup/actorlet-e2e; do
-    [ -d "$d" ] && { find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true; }
+    if [ -d "$d" ]; then find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true; fi
   done
 }
 
