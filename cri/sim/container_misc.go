@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"os"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -32,8 +33,18 @@ func (r *Runtime) ReopenContainerLog(ctx context.Context, req *runtimeapi.Reopen
 		return nil, err
 	}
 	defer unlock()
-	if _, ok := r.containers[req.GetContainerId()]; !ok {
+	c, ok := r.containers[req.GetContainerId()]
+	if !ok {
 		return nil, newErr(ErrNotFound, "ReopenContainerLog: container %q not found", req.GetContainerId())
+	}
+	// As a runtime reopening a rotated log: a new (here empty) file at the
+	// container's log path.
+	if c.logPath != "" {
+		f, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+		if err != nil {
+			return nil, newErr(ErrFailedPrecondition, "ReopenContainerLog %s: %v", c.id, err)
+		}
+		f.Close()
 	}
 	return &runtimeapi.ReopenContainerLogResponse{}, nil
 }
