@@ -82,7 +82,7 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		if err != nil {
 			return fail(res, "FailedCreatePodSandBox", err)
 		}
-		if a.deps.Volumes != nil {
+		if a.deps.Volumes != nil && len(m.pod.Spec.Volumes) > 0 {
 			// Before the sandbox, as the kubelet waits for volumes.
 			if _, err := a.deps.Volumes.SetUp(ctx, m.pod); err != nil {
 				return fail(res, ReasonFailedMount, &configError{err: err})
@@ -413,9 +413,12 @@ func (a *containerActor) mounts(ctx context.Context, m *runEffect, c *corev1.Con
 		return nil, nil
 	}
 	pod := m.pod
-	paths, err := a.deps.Volumes.SetUp(ctx, pod)
-	if err != nil {
-		return nil, &configError{err: err}
+	var paths map[string]string
+	if len(pod.Spec.Volumes) > 0 {
+		var err error
+		if paths, err = a.deps.Volumes.SetUp(ctx, pod); err != nil {
+			return nil, &configError{err: err}
+		}
 	}
 	mounts, err := ContainerMounts(pod, c, paths)
 	if err != nil {
