@@ -112,6 +112,8 @@ type Config struct {
 	// conditions (see package eviction).
 	Eviction       *eviction.Config
 	EvictionPeriod time.Duration
+	// EvictionOptions are more options of the eviction manager (a clock).
+	EvictionOptions []eviction.Option
 	// StatsFS is where node stats are read (nil: the host's /proc and
 	// cgroups; see package stats).
 	StatsFS stats.FS
@@ -267,7 +269,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		}
 	}
 	if cfg.Eviction != nil {
-		opts := []eviction.Option{eviction.WithLogger(log.Named("eviction"))}
+		opts := append([]eviction.Option{eviction.WithLogger(log.Named("eviction"))}, cfg.EvictionOptions...)
 		if cfg.EvictionPeriod > 0 {
 			opts = append(opts, eviction.WithPeriod(cfg.EvictionPeriod))
 		}
