@@ -191,7 +191,16 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 			res.StartedAtUnixNano, res.FinishedAtUnixNano = st.GetStartedAt(), st.GetFinishedAt()
 		}
 	case lifecycle.RemoveContainer:
-		if err := rt.RemoveContainer(ctx, e.ID); err != nil {
+		err := rt.RemoveContainer(ctx, e.ID)
+		if cri.KindOf(err) == cri.FailedPrecondition {
+			// Still running, though the journal has it exited (a start
+			// whose reply was lost in a crash took effect after all):
+			// kill it, then remove it.
+			if serr := rt.StopContainer(ctx, e.ID, 0); serr == nil {
+				err = rt.RemoveContainer(ctx, e.ID)
+			}
+		}
+		if err != nil {
 			return fail(res, "RemoveContainerError", err)
 		}
 	case lifecycle.StopSandbox:
@@ -199,7 +208,15 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 			return fail(res, "KillPodSandboxError", err)
 		}
 	case lifecycle.RemoveSandbox:
-		if err := rt.RemovePodSandbox(ctx, e.ID); err != nil {
+		err := rt.RemovePodSandbox(ctx, e.ID)
+		if cri.KindOf(err) == cri.FailedPrecondition {
+			// Something in it still runs: stop the sandbox (and all in
+			// it) again, then remove it.
+			if serr := rt.StopPodSandbox(ctx, e.ID); serr == nil {
+				err = rt.RemovePodSandbox(ctx, e.ID)
+			}
+		}
+		if err != nil {
 			return fail(res, "RemovePodSandboxError", err)
 		}
 	default:
