@@ -302,26 +302,13 @@ func (r *envResolver) field(ctx context.Context, ref *corev1.ObjectFieldSelector
 		return "", fmt.Errorf("unsupported pod version: %s", ref.APIVersion)
 	}
 	pod := r.pod
-	if path, key, ok := splitSubscript(ref.FieldPath); ok {
-		switch path {
-		case "metadata.labels":
-			return pod.Labels[key], nil
-		case "metadata.annotations":
-			return pod.Annotations[key], nil
-		}
+	if v, ok := PodMetadataField(pod, ref.FieldPath); ok {
+		return v, nil
+	}
+	if _, _, ok := splitSubscript(ref.FieldPath); ok {
 		return "", fmt.Errorf("fieldPath %q does not support subscript", ref.FieldPath)
 	}
 	switch ref.FieldPath {
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
-	case "metadata.labels":
-		return formatMap(pod.Labels), nil
-	case "metadata.annotations":
-		return formatMap(pod.Annotations), nil
 	case "spec.nodeName":
 		return pod.Spec.NodeName, nil
 	case "spec.serviceAccountName":
@@ -459,6 +446,36 @@ func splitSubscript(fieldPath string) (path, key string, ok bool) {
 		return "", "", false
 	}
 	return path, key, true
+}
+
+// PodMetadataField is the value of a downward API fieldPath into the pod's
+// metadata, as both environment variables and downwardAPI volume files
+// have it: metadata.name, namespace, uid, labels and annotations (sorted
+// key="value" lines), or one label or annotation (metadata.labels['k']).
+// ok is false for any other path.
+func PodMetadataField(pod *corev1.Pod, fieldPath string) (value string, ok bool) {
+	if path, key, sub := splitSubscript(fieldPath); sub {
+		switch path {
+		case "metadata.labels":
+			return pod.Labels[key], true
+		case "metadata.annotations":
+			return pod.Annotations[key], true
+		}
+		return "", false
+	}
+	switch fieldPath {
+	case "metadata.name":
+		return pod.Name, true
+	case "metadata.namespace":
+		return pod.Namespace, true
+	case "metadata.uid":
+		return string(pod.UID), true
+	case "metadata.labels":
+		return formatMap(pod.Labels), true
+	case "metadata.annotations":
+		return formatMap(pod.Annotations), true
+	}
+	return "", false
 }
 
 // formatMap formats labels or annotations as the downward API does: sorted

@@ -1,15 +1,15 @@
 package volumes
 
 import (
-	"fmt"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/actorlet/actorlet/actors"
 )
 
 // downwardAPIPayload adds the files of downward API items to into.
@@ -35,57 +35,14 @@ func (m *Manager) downwardAPIPayload(pod *corev1.Pod, items []corev1.DownwardAPI
 	return nil
 }
 
-// fieldPathValue is the value of a downward API volume fieldRef: the
-// pod's metadata.name, namespace, uid, labels, annotations, or one label
-// or annotation (metadata.labels['k']). Maps are written as the kubelet
-// writes them: key="value" lines, sorted by key.
+// fieldPathValue is the value of a downward API volume fieldRef: one of
+// the pod's metadata fields (actors.PodMetadataField, the same values as
+// environment variables get).
 func fieldPathValue(pod *corev1.Pod, path string) (string, error) {
-	if base, key, ok := subscript(path); ok {
-		switch base {
-		case "metadata.labels":
-			return pod.Labels[key], nil
-		case "metadata.annotations":
-			return pod.Annotations[key], nil
-		}
-	}
-	switch path {
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
-	case "metadata.labels":
-		return formatMap(pod.Labels), nil
-	case "metadata.annotations":
-		return formatMap(pod.Annotations), nil
+	if v, ok := actors.PodMetadataField(pod, path); ok {
+		return v, nil
 	}
 	return "", errorf(ErrInvalid, "unsupported fieldPath: %s", path)
-}
-
-// subscript splits "base['key']".
-func subscript(path string) (base, key string, ok bool) {
-	base, rest, ok := strings.Cut(path, "['")
-	if !ok || !strings.HasSuffix(rest, "']") {
-		return "", "", false
-	}
-	return base, strings.TrimSuffix(rest, "']"), true
-}
-
-func formatMap(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "%s=%q", k, m[k])
-	}
-	return b.String()
 }
 
 // resourceValue is the value of a downward API volume resourceFieldRef:
