@@ -57,10 +57,8 @@ var (
 
 // pod is the node's pod namespace/name (uid, when given, must match).
 func (v apiView) pod(namespace, name, uid string) (*corev1.Pod, error) {
-	for _, p := range v.a.statuses.List() {
-		if p.Namespace == namespace && p.Name == name && (uid == "" || string(p.UID) == uid) {
-			return p, nil
-		}
+	if p, ok := v.a.statuses.Find(namespace, name, uid); ok {
+		return p, nil
 	}
 	return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, kubeletapi.ErrNotFound)
 }

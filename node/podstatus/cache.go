@@ -147,6 +147,28 @@ func (c *Cache) Get(uid string) (*corev1.Pod, bool) {
 	return e.copy(), true
 }
 
+// Find returns a deep copy of the pod namespace/name (with the given UID,
+// unless uid is ""; of several, the lowest UID, as List orders them). Only
+// the pod found is copied.
+func (c *Cache) Find(namespace, name, uid string) (*corev1.Pod, bool) {
+	c.mu.Lock()
+	var found *entry
+	for _, e := range c.pods {
+		p := e.pod
+		if p == nil || p.Namespace != namespace || p.Name != name || (uid != "" && string(p.UID) != uid) {
+			continue
+		}
+		if found == nil || p.UID < found.pod.UID {
+			found = e
+		}
+	}
+	c.mu.Unlock()
+	if found == nil {
+		return nil, false
+	}
+	return found.copy(), true
+}
+
 // copy returns the entry's pod with its status, as a deep copy.
 func (e *entry) copy() *corev1.Pod {
 	p := e.pod.DeepCopy()

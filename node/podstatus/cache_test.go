@@ -175,3 +175,31 @@ func TestConcurrentPublishers(t *testing.T) {
 		t.Errorf("Get(uid-p00) = %v, %v", p, ok)
 	}
 }
+
+// Find picks the pod List would list first for namespace/name (and UID,
+// when given), and copies it.
+func TestFind(t *testing.T) {
+	c, _, _ := newTestCache(t)
+	a := pod("default", "a", corev1.PodRunning, "c")
+	a.UID = "uid-b"
+	c.PodStatus(upd(a, 1))
+	dup := pod("default", "a", corev1.PodPending, "c")
+	dup.UID = "uid-a"
+	c.PodStatus(upd(dup, 1))
+	c.PodStatus(upd(pod("other", "a", corev1.PodRunning, "c"), 1))
+
+	if p, ok := c.Find("default", "a", ""); !ok || p.UID != "uid-a" {
+		t.Fatalf("Find without UID = %v, %v; want uid-a, the lowest", p, ok)
+	}
+	p, ok := c.Find("default", "a", "uid-b")
+	if !ok || p.UID != "uid-b" || p.Status.Phase != corev1.PodRunning {
+		t.Fatalf("Find with UID = %v, %v", p, ok)
+	}
+	p.Status.Phase = corev1.PodFailed
+	if again, _ := c.Find("default", "a", "uid-b"); again.Status.Phase != corev1.PodRunning {
+		t.Fatal("Find handed out the cache's own pod")
+	}
+	if _, ok := c.Find("default", "missing", ""); ok {
+		t.Fatal("Find found a pod that is not there")
+	}
+}
