@@ -15,6 +15,7 @@ import (
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
+	"github.com/actorlet/actorlet/podspec"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -90,10 +91,10 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		}
 		if id == "" {
 			// The kubelet's layout: the runtime writes <dir>/<container>/<n>.log.
-			if err := mkdirLogs(PodLogDir(a.deps.PodConfig.PodLogsDir, m.pod)); err != nil {
+			if err := mkdirLogs(podspec.PodLogDir(a.deps.PodConfig.PodLogsDir, m.pod)); err != nil {
 				return fail(res, "FailedCreatePodSandBox", err)
 			}
-			cfg, err := PodSandboxConfig(m.pod, e.Attempt, a.deps.PodConfig)
+			cfg, err := podspec.SandboxConfig(m.pod, e.Attempt, a.deps.PodConfig)
 			if err != nil {
 				return fail(res, "FailedCreatePodSandBox", err)
 			}
@@ -129,7 +130,7 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 			if err != nil {
 				return fail(res, lifecycle.ReasonCreateContainerConfigError, err)
 			}
-			if dir := PodLogDir(a.deps.PodConfig.PodLogsDir, m.pod); dir != "" {
+			if dir := podspec.PodLogDir(a.deps.PodConfig.PodLogsDir, m.pod); dir != "" {
 				if err := mkdirLogs(filepath.Join(dir, e.Name)); err != nil {
 					return fail(res, "CreateContainerError", err)
 				}
@@ -138,8 +139,8 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 			if err != nil {
 				return fail(res, lifecycle.ReasonCreateContainerConfigError, err)
 			}
-			sbCfg := SandboxConfig(m.pod, 0, a.deps.PodConfig)
-			cfg := ContainerConfigWithOptions(m.pod, spec, e.Attempt, env, a.deps.PodConfig)
+			sbCfg := podspec.SandboxConfigBestEffort(m.pod, 0, a.deps.PodConfig)
+			cfg := podspec.ContainerConfig(m.pod, spec, e.Attempt, env, a.deps.PodConfig)
 			cfg.Mounts = append(cfg.Mounts, mounts...)
 			if id, err = rt.CreateContainer(ctx, e.SandboxID, cfg, sbCfg); err != nil {
 				return fail(res, "CreateContainerError", err)
@@ -225,12 +226,12 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 	return res, nil
 }
 
-// containerEnv resolves a container's environment (see ContainerEnv). The
+// containerEnv resolves a container's environment (see podspec.ContainerEnv). The
 // pod's IPs are the sandbox's, asked of the runtime only when a fieldRef
 // wants them; a host-network pod's are the node's, as the kubelet gives.
 // A failure is logged with the pod and container; the error's message is
 // the kubelet's (it becomes the container's waiting message).
-func (a *containerActor) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sandboxID string) (Env, error) {
+func (a *containerActor) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sandboxID string) (podspec.Env, error) {
 	var hostIPs []string
 	if a.deps.HostIP != "" {
 		hostIPs = []string{a.deps.HostIP}
@@ -254,11 +255,11 @@ func (a *containerActor) containerEnv(ctx context.Context, pod *corev1.Pod, c *c
 		}
 		return ips, nil
 	}
-	env, err := ContainerEnv(ctx, pod, c, EnvInputs{Source: a.deps.EnvSource, PodIPs: podIPs, HostIPs: hostIPs, Allocatable: a.deps.Allocatable})
+	env, err := podspec.ContainerEnv(ctx, pod, c, podspec.EnvInputs{Source: a.deps.EnvSource, PodIPs: podIPs, HostIPs: hostIPs, Allocatable: a.deps.Allocatable})
 	log := a.deps.Logger.With(zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("uid", a.uid), zap.String("container", c.Name))
 	if err != nil {
 		log.Warn("container environment", zap.Error(err))
-		return Env{}, &configError{err: err}
+		return podspec.Env{}, &configError{err: err}
 	}
 	if len(env.Skipped) > 0 {
 		log.Warn("envFrom keys skipped: not environment variable names", zap.Strings("keys", env.Skipped))
@@ -437,12 +438,12 @@ func (a *containerActor) mounts(ctx context.Context, m *runEffect, c *corev1.Con
 			return nil, &configError{err: err}
 		}
 	}
-	mounts, err := ContainerMounts(pod, c, paths)
+	mounts, err := podspec.ContainerMounts(pod, c, paths)
 	if err != nil {
 		return nil, &configError{err: err}
 	}
 	podDir := a.deps.Volumes.PodDir(string(pod.UID))
-	_, tm, err := TerminationMessageFile(podDir, pod, c, attempt)
+	_, tm, err := podspec.TerminationMessageFile(podDir, pod, c, attempt)
 	if err != nil {
 		return nil, &configError{err: err}
 	}
@@ -451,7 +452,7 @@ func (a *containerActor) mounts(ctx context.Context, m *runEffect, c *corev1.Con
 	if read == nil {
 		read = os.ReadFile
 	}
-	hosts, err := etcHostsMount(podDir, pod, c, m.podIP, a.deps.PodConfig.ClusterDomain, read)
+	hosts, err := podspec.EtcHostsMount(podDir, pod, c, m.podIP, a.deps.PodConfig.ClusterDomain, read)
 	if err != nil {
 		return nil, &configError{err: err}
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/podspec"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -93,7 +94,7 @@ type Deps struct {
 	// environments refer to (valueFrom, envFrom). Nil is a node without an
 	// API server: such a reference then fails the container's creation
 	// with CreateContainerConfigError, unless it is optional.
-	EnvSource EnvSource
+	EnvSource podspec.EnvSource
 	// Volumes, when set, sets up the pods' volumes before their sandbox,
 	// mounts them into containers, and removes them with the pod; with
 	// termination messages. Nil: pods run without volumes.
@@ -111,7 +112,7 @@ type Deps struct {
 	Clock     clock.WithTickerAndDelayedExecution
 	Logger    *zap.Logger
 	Lifecycle lifecycle.Config
-	PodConfig PodConfigOptions
+	PodConfig podspec.Options
 	// RuntimeName prefixes container IDs in statuses ("containerd://").
 	RuntimeName string
 	HostIP      string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
+	"github.com/actorlet/actorlet/podspec"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -378,12 +379,12 @@ func (a *podActor) finish(ctx actor.Context) {
 		}
 	}
 	if a.state.Pod != nil && a.deps.PodConfig.CgroupsPerQOS {
-		if err := removePodCgroup(PodCgroupParent(a.deps.PodConfig.CgroupRoot, a.state.Pod)); err != nil {
+		if err := podspec.RemovePodCgroup(podspec.PodCgroupParent(a.deps.PodConfig.CgroupRoot, a.state.Pod)); err != nil {
 			a.log().Warn("remove the pod's cgroup", zap.Error(err))
 		}
 	}
 	if a.state.Pod != nil {
-		if dir := PodLogDir(a.deps.PodConfig.PodLogsDir, a.state.Pod); dir != "" {
+		if dir := podspec.PodLogDir(a.deps.PodConfig.PodLogsDir, a.state.Pod); dir != "" {
 			if err := os.RemoveAll(dir); err != nil {
 				a.log().Warn("remove pod logs", zap.String("dir", dir), zap.Error(err))
 			}

@@ -32,6 +32,7 @@ import (
 	"github.com/actorlet/actorlet/node/staticpod"
 	"github.com/actorlet/actorlet/node/stats"
 	"github.com/actorlet/actorlet/node/volumes"
+	"github.com/actorlet/actorlet/podspec"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -53,13 +54,13 @@ type Config struct {
 	HostIP             string
 	Logger             *zap.Logger
 	// ClusterDNS, ClusterDomain and ResolvConf shape pods' DNS (see
-	// actors.PodConfigOptions): the cluster DNS server IPs, the cluster's
+	// podspec.Options): the cluster DNS server IPs, the cluster's
 	// domain, the host resolv.conf ("" = none).
 	ClusterDNS    []string
 	ClusterDomain string
 	ResolvConf    string
 	// CgroupsPerQOS and CgroupRoot put each pod in a cgroup under its QoS
-	// class's (see actors.PodCgroupParent; cgroupfs driver).
+	// class's (see podspec.PodCgroupParent; cgroupfs driver).
 	CgroupsPerQOS bool
 	CgroupRoot    string
 	// MemoryCapacity is the node's memory in bytes: Burstable containers'
@@ -89,7 +90,7 @@ type Config struct {
 	Admission actors.Admitter
 	// EnvSource, when set, reads the ConfigMaps and Secrets container
 	// environments refer to (nil: such references fail unless optional).
-	EnvSource actors.EnvSource
+	EnvSource podspec.EnvSource
 	// Allocatable is the node's allocatable resources, what a
 	// resourceFieldRef to a missing limit reads.
 	Allocatable corev1.ResourceList
@@ -238,7 +239,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		Events: cfg.Events, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
-		PodConfig: actors.PodConfigOptions{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
+		PodConfig: podspec.Options{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
 			MemoryCapacity: cfg.MemoryCapacity, CgroupsPerQOS: cfg.CgroupsPerQOS, CgroupRoot: cfg.CgroupRoot},
 		Fatal: func(err error) bool { return errors.Is(err, journal.ErrClosed) },
 		OnFatal: func(err error) {

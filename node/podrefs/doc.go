@@ -1,6 +1,6 @@
 // Package podrefs reads the ConfigMaps and Secrets that a node's pods refer
 // to in their containers' environment (env valueFrom, envFrom) from the API
-// server: it is the actors.EnvSource of a node that is a cluster member.
+// server: it is the podspec.EnvSource of a node that is a cluster member.
 //
 // Each lookup is one GET, made when a container is created, so a container
 // sees the object as it is at its creation (the kubelet's "Get" change

@@ -7,16 +7,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/podspec"
 )
 
-// Source is an actors.EnvSource over a client-go clientset. It is safe for
+// Source is a podspec.EnvSource over a client-go clientset. It is safe for
 // concurrent use.
 type Source struct {
 	client kubernetes.Interface
 }
 
-var _ actors.EnvSource = (*Source)(nil)
+var _ podspec.EnvSource = (*Source)(nil)
 
 // New returns a Source reading with client. It does no I/O.
 func New(client kubernetes.Interface) *Source {
@@ -26,7 +26,7 @@ func New(client kubernetes.Interface) *Source {
 // ConfigMap gets a ConfigMap. Errors are client-go's, unwrapped: they name
 // the object already (`configmaps "cfg" is forbidden: ...`), an object that
 // does not exist is one for which apierrors.IsNotFound is true, as the
-// EnvSource contract asks, and actors.ContainerEnv wraps them with the
+// EnvSource contract asks, and podspec.ContainerEnv wraps them with the
 // namespace and name.
 func (s *Source) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
 	return s.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})

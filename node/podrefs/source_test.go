@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/podspec"
 )
 
 func TestSource(t *testing.T) {
@@ -82,14 +82,14 @@ func TestSourceErrors(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
 	c := &corev1.Container{Name: "app", Env: []corev1.EnvVar{{Name: "P", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: "sec"}, Key: "password"}}}}}
-	_, err = actors.ContainerEnv(context.Background(), pod, c, actors.EnvInputs{Source: New(client)})
+	_, err = podspec.ContainerEnv(context.Background(), pod, c, podspec.EnvInputs{Source: New(client)})
 	want := `couldn't get secret ns/sec: secrets "sec" is forbidden: no relationship found between node 'n1' and this object`
 	if err == nil || err.Error() != want || !apierrors.IsForbidden(err) {
 		t.Fatalf("error %v, want %q", err, want)
 	}
 }
 
-// TestSourceFeedsContainerEnv: through actors.ContainerEnv, a missing
+// TestSourceFeedsContainerEnv: through podspec.ContainerEnv, a missing
 // ConfigMap is the kubelet's CreateContainerConfigError message and an
 // optional one is skipped.
 func TestSourceFeedsContainerEnv(t *testing.T) {
@@ -101,12 +101,12 @@ func TestSourceFeedsContainerEnv(t *testing.T) {
 		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "opt"}, Optional: &yes}}},
 		Env: []corev1.EnvVar{{Name: "P", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "sec"}, Key: "password"}}}}}
-	env, err := actors.ContainerEnv(context.Background(), pod, c, actors.EnvInputs{Source: New(client)})
-	if err != nil || len(env.Vars) != 1 || env.Vars[0] != (actors.EnvVar{Name: "P", Value: "s3cr3t"}) {
+	env, err := podspec.ContainerEnv(context.Background(), pod, c, podspec.EnvInputs{Source: New(client)})
+	if err != nil || len(env.Vars) != 1 || env.Vars[0] != (podspec.EnvVar{Name: "P", Value: "s3cr3t"}) {
 		t.Fatalf("env %v, %v", env.Vars, err)
 	}
 	c.EnvFrom[0].ConfigMapRef.Optional = nil
-	_, err = actors.ContainerEnv(context.Background(), pod, c, actors.EnvInputs{Source: New(client)})
+	_, err = podspec.ContainerEnv(context.Background(), pod, c, podspec.EnvInputs{Source: New(client)})
 	if err == nil || err.Error() != `configmap "opt" not found` {
 		t.Fatalf("error %v, want the kubelet's `configmap \"opt\" not found`", err)
 	}

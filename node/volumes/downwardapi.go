@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/podspec"
 )
 
 // downwardAPIPayload adds the files of downward API items to into.
@@ -36,10 +36,10 @@ func (m *Manager) downwardAPIPayload(pod *corev1.Pod, items []corev1.DownwardAPI
 }
 
 // fieldPathValue is the value of a downward API volume fieldRef: one of
-// the pod's metadata fields (actors.PodMetadataField, the same values as
+// the pod's metadata fields (podspec.PodMetadataField, the same values as
 // environment variables get).
 func fieldPathValue(pod *corev1.Pod, path string) (string, error) {
-	if v, ok := actors.PodMetadataField(pod, path); ok {
+	if v, ok := podspec.PodMetadataField(pod, path); ok {
 		return v, nil
 	}
 	return "", errorf(ErrInvalid, "unsupported fieldPath: %s", path)

@@ -15,7 +15,7 @@ import (
 )
 
 // Paths are the host paths of a pod's volumes, by volume name: what the
-// containers' volumeMounts bind (see actors.ContainerMounts). It is an
+// containers' volumeMounts bind (see podspec.ContainerMounts). It is an
 // alias, so that a consumer's interface can say map[string]string without
 // importing this package.
 type Paths = map[string]string

@@ -11,7 +11,7 @@ import (
 )
 
 // Source gives the ConfigMaps and Secrets that volumes project (the same
-// two methods as actors.EnvSource, so one implementation serves both). An
+// two methods as podspec.EnvSource, so one implementation serves both). An
 // object that does not exist is an error for which
 // k8s.io/apimachinery/pkg/api/errors.IsNotFound is true; any other error
 // is a failure to read it. It must be safe for concurrent use.

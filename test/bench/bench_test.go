@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/podspec"
 )
 
 // Deadlines of the scenarios (2-core machine). A scenario that misses its
@@ -289,7 +289,7 @@ func heapPerPodSimOnly(b *testing.B, n int) float64 {
 	sn := newSimNode(b)
 	defer sn.close()
 	pods := benchPods(n)
-	opts := actors.PodConfigOptions{}
+	opts := podspec.Options{}
 
 	heap0 := liveHeap()
 	if _, err := sn.rt.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: benchImage}}); err != nil {
@@ -310,15 +310,15 @@ func heapPerPodSimOnly(b *testing.B, n int) float64 {
 
 // runInSim creates and starts pod's sandbox and containers directly in the
 // simulated runtime, with the configs actorlet sends.
-func runInSim(ctx context.Context, sn *simNode, p *corev1.Pod, opts actors.PodConfigOptions) error {
-	sbCfg := actors.SandboxConfig(p, 0, opts)
+func runInSim(ctx context.Context, sn *simNode, p *corev1.Pod, opts podspec.Options) error {
+	sbCfg := podspec.SandboxConfigBestEffort(p, 0, opts)
 	sb, err := sn.rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sbCfg})
 	if err != nil {
 		return fmt.Errorf("pod %s: run sandbox: %w", p.UID, err)
 	}
 	for i := range p.Spec.Containers {
 		c := &p.Spec.Containers[i]
-		cfg := actors.ContainerConfig(p, c, 0)
+		cfg := podspec.LiteralContainerConfig(p, c, 0)
 		cr, err := sn.rt.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, Config: cfg, SandboxConfig: sbCfg})
 		if err != nil {
 			return fmt.Errorf("pod %s: create container %s: %w", p.UID, c.Name, err)

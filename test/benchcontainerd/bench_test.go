@@ -21,10 +21,10 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/node/agent"
+	"github.com/actorlet/actorlet/podspec"
 )
 
 const (
@@ -63,7 +63,7 @@ func BenchmarkPodStartup(b *testing.B) {
 		b.Fatal(err)
 	}
 	logs := b.TempDir()
-	opts := actors.PodConfigOptions{PodLogsDir: logs}
+	opts := podspec.Options{PodLogsDir: logs}
 
 	type result struct{ bare, actorlet []time.Duration }
 	results := map[string]*result{}
@@ -154,17 +154,17 @@ func newPods(tag string, round int, image string) []*corev1.Pod {
 // calls and returns each pod's time from its first call to StartContainer's
 // return. Its sandboxes lack actorlet's managed label, so the node running
 // beside them leaves them alone.
-func runBare(b *testing.B, client *cri.Client, ps []*corev1.Pod, opts actors.PodConfigOptions) []time.Duration {
+func runBare(b *testing.B, client *cri.Client, ps []*corev1.Pod, opts podspec.Options) []time.Duration {
 	ctx := context.Background()
 	lat := make([]time.Duration, len(ps))
 	start := func(i int) {
 		p := ps[i]
 		t0 := time.Now()
-		if err := os.MkdirAll(actors.PodLogDir(opts.PodLogsDir, p)+"/app", 0o755); err != nil {
+		if err := os.MkdirAll(podspec.PodLogDir(opts.PodLogsDir, p)+"/app", 0o755); err != nil {
 			b.Error(err)
 			return
 		}
-		sbCfg := actors.SandboxConfig(p, 1, opts)
+		sbCfg := podspec.SandboxConfigBestEffort(p, 1, opts)
 		sbCfg.Labels[bareLabel] = "true"
 		delete(sbCfg.Labels, cri.LabelManaged)
 		sb, err := client.RunPodSandbox(ctx, sbCfg, "")
@@ -172,7 +172,7 @@ func runBare(b *testing.B, client *cri.Client, ps []*corev1.Pod, opts actors.Pod
 			b.Errorf("RunPodSandbox %s: %v", p.Name, err)
 			return
 		}
-		cfg := actors.ContainerConfig(p, &p.Spec.Containers[0], 1)
+		cfg := podspec.LiteralContainerConfig(p, &p.Spec.Containers[0], 1)
 		delete(cfg.Labels, cri.LabelManaged)
 		id, err := client.CreateContainer(ctx, sb, cfg, sbCfg)
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/actorlet/actorlet/node/podevents"
 	"github.com/actorlet/actorlet/node/podrefs"
 	"github.com/actorlet/actorlet/node/statuswriter"
+	"github.com/actorlet/actorlet/podspec"
 )
 
 // apiParts are the pieces that make a node a member of a cluster: pods
@@ -28,7 +29,7 @@ type apiParts struct {
 	writer    *statuswriter.Writer
 	events    actors.EventSink
 	admission actors.Admitter
-	envSource actors.EnvSource
+	envSource podspec.EnvSource
 	tokens    *podrefs.Tokens
 	stop      func()
 }

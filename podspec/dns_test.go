@@ -1,4 +1,4 @@
-package actors
+package podspec
 
 import (
 	"errors"
@@ -35,7 +35,7 @@ func files(m map[string]string) ReadFileFunc {
 
 func TestPodDNSConfig(t *testing.T) {
 	five, two := "5", "2"
-	opts := PodConfigOptions{
+	opts := Options{
 		ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local",
 		ResolvConf: "/etc/resolv.conf", ReadFile: files(map[string]string{"/etc/resolv.conf": hostResolvConf}),
 	}
@@ -61,22 +61,22 @@ func TestPodDNSConfig(t *testing.T) {
 		policy   corev1.DNSPolicy
 		hostNet  bool
 		podDNS   *corev1.PodDNSConfig
-		edit     func(*PodConfigOptions)
+		edit     func(*Options)
 		want     *runtimeapi.DNSConfig
 		warnings []string // prefixes
 	}{
 		{name: "ClusterFirst", policy: corev1.DNSClusterFirst, want: cluster},
 		{name: "empty policy is ClusterFirst", want: cluster},
 		{name: "ClusterFirst without a cluster domain keeps the host searches", policy: corev1.DNSClusterFirst,
-			edit: func(o *PodConfigOptions) { o.ClusterDomain = "" },
+			edit: func(o *Options) { o.ClusterDomain = "" },
 			want: &runtimeapi.DNSConfig{Servers: []string{"10.96.0.10"}, Searches: host.Searches, Options: []string{"ndots:5"}}},
 		{name: "ClusterFirst of a hostNetwork pod is the host's", policy: corev1.DNSClusterFirst, hostNet: true, want: host},
 		{name: "ClusterFirstWithHostNet", policy: corev1.DNSClusterFirstWithHostNet, hostNet: true, want: cluster},
 		{name: "ClusterFirst without cluster DNS falls back to Default", policy: corev1.DNSClusterFirst,
-			edit: func(o *PodConfigOptions) { o.ClusterDNS = nil }, want: host, warnings: []string{"MissingClusterDNS:"}},
+			edit: func(o *Options) { o.ClusterDNS = nil }, want: host, warnings: []string{"MissingClusterDNS:"}},
 		{name: "Default", policy: corev1.DNSDefault, want: host},
 		{name: "Default without a host resolv.conf", policy: corev1.DNSDefault,
-			edit: func(o *PodConfigOptions) { o.ResolvConf = "" },
+			edit: func(o *Options) { o.ResolvConf = "" },
 			want: &runtimeapi.DNSConfig{Servers: []string{"127.0.0.1"}, Searches: []string{"."}}},
 		{name: "None is the pod's dnsConfig alone", policy: corev1.DNSNone,
 			podDNS: &corev1.PodDNSConfig{Nameservers: []string{"1.1.1.1"}, Searches: []string{"a.example"},
@@ -156,7 +156,7 @@ func TestPodDNSConfigHostResolvConfErrors(t *testing.T) {
 				m["/etc/resolv.conf"] = tt.content
 			}
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}, Spec: corev1.PodSpec{DNSPolicy: corev1.DNSDefault}}
-			_, err := PodDNSConfig(pod, PodConfigOptions{ResolvConf: "/etc/resolv.conf", ReadFile: files(m)})
+			_, err := PodDNSConfig(pod, Options{ResolvConf: "/etc/resolv.conf", ReadFile: files(m)})
 			if err == nil {
 				t.Fatal("no error")
 			}

@@ -1,4 +1,4 @@
-package actors
+package podspec
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 // EnvSource gives the ConfigMaps and Secrets that containers take
 // environment variables from (env valueFrom configMapKeyRef/secretKeyRef,
-// envFrom). It is called from ContainerActors, for each container creation,
+// envFrom). It is called for each container creation (from the actors),
 // and must be safe for concurrent use. An object that does not exist is an
 // error for which k8s.io/apimachinery/pkg/api/errors.IsNotFound is true
 // (what client-go returns); any other error is a failure to read it.

@@ -1,4 +1,4 @@
-package actors
+package podspec
 
 import (
 	"strings"
@@ -24,7 +24,7 @@ func TestSandboxConfigLogsAndPrivilege(t *testing.T) {
 			},
 		},
 	}
-	cfg := SandboxConfig(pod, 2, PodConfigOptions{PodLogsDir: "/var/log/pods"})
+	cfg := SandboxConfigBestEffort(pod, 2, Options{PodLogsDir: "/var/log/pods"})
 	if cfg.LogDirectory != "/var/log/pods/ns_web_u1" {
 		t.Errorf("LogDirectory = %q", cfg.LogDirectory)
 	}
@@ -36,7 +36,7 @@ func TestSandboxConfigLogsAndPrivilege(t *testing.T) {
 		t.Errorf("sandbox security context = %v", sc)
 	}
 	pod.Spec.Containers[1].SecurityContext = nil
-	if SandboxConfig(pod, 2, PodConfigOptions{}).Linux.SecurityContext.Privileged {
+	if SandboxConfigBestEffort(pod, 2, Options{}).Linux.SecurityContext.Privileged {
 		t.Error("sandbox privileged without a privileged container")
 	}
 }
@@ -46,7 +46,7 @@ func TestContainerConfigLogPathAndResources(t *testing.T) {
 	c := &corev1.Container{Name: "app", Resources: corev1.ResourceRequirements{
 		Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
 	}}
-	cfg := ContainerConfig(pod, c, 3)
+	cfg := LiteralContainerConfig(pod, c, 3)
 	if cfg.LogPath != "app/2.log" {
 		t.Errorf("LogPath = %q, want app/2.log (attempt 3 is restart 2)", cfg.LogPath)
 	}
@@ -107,9 +107,9 @@ func TestPodSandboxConfigDNSAndPorts(t *testing.T) {
 			{Name: "b", Ports: []corev1.ContainerPort{{ContainerPort: 53, HostPort: 5353, Protocol: corev1.ProtocolUDP}}},
 		}},
 	}
-	o := PodConfigOptions{ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local", ResolvConf: "/etc/resolv.conf",
+	o := Options{ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local", ResolvConf: "/etc/resolv.conf",
 		ReadFile: files(map[string]string{"/etc/resolv.conf": "nameserver 192.168.0.1\nsearch corp.example\n"})}
-	cfg, err := PodSandboxConfig(pod, 1, o)
+	cfg, err := SandboxConfig(pod, 1, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,10 +135,10 @@ func TestPodSandboxConfigDNSAndPorts(t *testing.T) {
 	// An unreadable host resolv.conf fails the sandbox, naming the pod;
 	// SandboxConfig goes on without the host's DNS.
 	o.ReadFile = files(nil)
-	if _, err := PodSandboxConfig(pod, 1, o); err == nil || !strings.Contains(err.Error(), "ns/web") {
+	if _, err := SandboxConfig(pod, 1, o); err == nil || !strings.Contains(err.Error(), "ns/web") {
 		t.Errorf("PodSandboxConfig error = %v, want one naming the pod", err)
 	}
-	if cfg := SandboxConfig(pod, 1, o); cfg.Hostname != "web" || len(cfg.DnsConfig.GetServers()) != 0 || len(cfg.PortMappings) != 2 {
+	if cfg := SandboxConfigBestEffort(pod, 1, o); cfg.Hostname != "web" || len(cfg.DnsConfig.GetServers()) != 0 || len(cfg.PortMappings) != 2 {
 		t.Errorf("SandboxConfig without the host's DNS = %v", cfg)
 	}
 }
@@ -155,9 +155,9 @@ func TestContainerConfigOOMScoreAdj(t *testing.T) {
 		cfg  *runtimeapi.ContainerConfig
 		want int64
 	}{
-		{"burstable on 4Gi", ContainerConfigWithOptions(burstable, &burstable.Spec.Containers[0], 1, Env{}, PodConfigOptions{MemoryCapacity: 4 << 30}), 750},
-		{"burstable, capacity unknown", ContainerConfig(burstable, &burstable.Spec.Containers[0], 1), 999},
-		{"guaranteed", ContainerConfig(guaranteed, &guaranteed.Spec.Containers[0], 1), -997},
+		{"burstable on 4Gi", ContainerConfig(burstable, &burstable.Spec.Containers[0], 1, Env{}, Options{MemoryCapacity: 4 << 30}), 750},
+		{"burstable, capacity unknown", LiteralContainerConfig(burstable, &burstable.Spec.Containers[0], 1), 999},
+		{"guaranteed", LiteralContainerConfig(guaranteed, &guaranteed.Spec.Containers[0], 1), -997},
 	}
 	for _, tt := range tests {
 		if got := tt.cfg.Linux.Resources.OomScoreAdj; got != tt.want {

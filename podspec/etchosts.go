@@ -1,4 +1,4 @@
-package actors
+package podspec
 
 import (
 	"bytes"
@@ -51,12 +51,12 @@ func EtcHosts(pod *corev1.Pod, podIPs []string, clusterDomain string, hostHosts 
 	return b.Bytes()
 }
 
-// etcHostsMount writes the pod's hosts file to <podDir>/etc-hosts and
+// EtcHostsMount writes the pod's hosts file to <podDir>/etc-hosts and
 // returns its mount, or nil when the container mounts /etc/hosts itself
 // or the pod has no IP yet (as the kubelet, which then leaves the file to
 // the runtime). A hostNetwork pod's file starts from the host's
 // /etc/hosts (read with readFile).
-func etcHostsMount(podDir string, pod *corev1.Pod, c *corev1.Container, podIP, clusterDomain string, readFile ReadFileFunc) (*runtimeapi.Mount, error) {
+func EtcHostsMount(podDir string, pod *corev1.Pod, c *corev1.Container, podIP, clusterDomain string, readFile ReadFileFunc) (*runtimeapi.Mount, error) {
 	for _, m := range c.VolumeMounts {
 		if filepath.Clean(m.MountPath) == etcHostsPath {
 			return nil, nil

@@ -1,4 +1,4 @@
-package actors
+package podspec
 
 import (
 	"fmt"
@@ -56,7 +56,7 @@ type PodDNS struct {
 // The host's resolv.conf is read (through o.ReadFile, os.ReadFile when nil)
 // at each call, so a change is seen by the next sandbox; when o.ResolvConf is
 // set and cannot be read, the error names the pod and the file.
-func PodDNSConfig(pod *corev1.Pod, o PodConfigOptions) (PodDNS, error) {
+func PodDNSConfig(pod *corev1.Pod, o Options) (PodDNS, error) {
 	var out PodDNS
 	host, err := hostDNS(o)
 	if err != nil {
@@ -121,7 +121,7 @@ func dnsPolicy(pod *corev1.Pod) corev1.DNSPolicy {
 }
 
 // hostDNS is the host's resolv.conf, or an empty config without one.
-func hostDNS(o PodConfigOptions) (*runtimeapi.DNSConfig, error) {
+func hostDNS(o Options) (*runtimeapi.DNSConfig, error) {
 	if o.ResolvConf == "" {
 		return &runtimeapi.DNSConfig{}, nil
 	}

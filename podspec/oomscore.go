@@ -1,4 +1,4 @@
-package actors
+package podspec
 
 import (
 	corev1 "k8s.io/api/core/v1"

@@ -1,4 +1,4 @@
-package actors
+package podspec
 
 import (
 	"os"
@@ -33,10 +33,10 @@ func TestEtcHostsMount(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 	c := &corev1.Container{Name: "app"}
 	read := func(string) ([]byte, error) { return nil, os.ErrNotExist }
-	if m, err := etcHostsMount(dir, pod, c, "", "", read); m != nil || err != nil {
+	if m, err := EtcHostsMount(dir, pod, c, "", "", read); m != nil || err != nil {
 		t.Fatalf("no pod IP yet: %v, %v; want none", m, err)
 	}
-	m, err := etcHostsMount(dir, pod, c, "10.88.0.5", "", read)
+	m, err := EtcHostsMount(dir, pod, c, "10.88.0.5", "", read)
 	if err != nil || m == nil || m.ContainerPath != "/etc/hosts" || m.HostPath != filepath.Join(dir, "etc-hosts") {
 		t.Fatalf("mount %v, %v", m, err)
 	}
@@ -44,12 +44,12 @@ func TestEtcHostsMount(t *testing.T) {
 		t.Fatalf("file %q, %v", b, err)
 	}
 	c.VolumeMounts = []corev1.VolumeMount{{Name: "own", MountPath: "/etc/hosts"}}
-	if m, _ := etcHostsMount(dir, pod, c, "10.88.0.5", "", read); m != nil {
+	if m, _ := EtcHostsMount(dir, pod, c, "10.88.0.5", "", read); m != nil {
 		t.Fatalf("a container mounting /etc/hosts itself got %v", m)
 	}
 	pod.Spec.HostNetwork = true
 	c.VolumeMounts = nil
-	if _, err := etcHostsMount(dir, pod, c, "10.0.0.1", "", read); err == nil {
+	if _, err := EtcHostsMount(dir, pod, c, "10.0.0.1", "", read); err == nil {
 		t.Fatal("hostNetwork without a readable host /etc/hosts: no error")
 	}
 }

@@ -1,4 +1,4 @@
-package actors
+package podspec
 
 import (
 	"cmp"
@@ -13,8 +13,9 @@ import (
 	"github.com/actorlet/actorlet/cri"
 )
 
-// PodConfigOptions shape the CRI configs built from pod specs.
-type PodConfigOptions struct {
+// Options shape the CRI configs built from pod specs: the node's settings
+// (the kubelet's configuration) that a pod's configs depend on.
+type Options struct {
 	// PodLogsDir is where container logs go: <dir>/<ns>_<name>_<uid>/<container>/<attempt>.log.
 	PodLogsDir string
 	// RuntimeHandler selects a runtime class handler ("" is the default).
@@ -44,21 +45,21 @@ type PodConfigOptions struct {
 	MemoryCapacity int64
 }
 
-// SandboxConfig is PodSandboxConfig for callers that cannot handle its
-// error. Where PodSandboxConfig fails, it returns the sandbox config
+// SandboxConfigBestEffort is SandboxConfig for callers that cannot handle
+// its error. Where SandboxConfig fails, it returns the sandbox config
 // without the host's DNS (the pod's own dnsConfig alone; with none, the
 // runtime's default) and with the pod's short hostname.
-func SandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) *runtimeapi.PodSandboxConfig {
+func SandboxConfigBestEffort(pod *corev1.Pod, attempt uint32, o Options) *runtimeapi.PodSandboxConfig {
 	cfg, _ := sandboxConfig(pod, attempt, o)
 	return cfg
 }
 
-// PodSandboxConfig builds the CRI sandbox config of a pod's sandbox
+// SandboxConfig builds the CRI sandbox config of a pod's sandbox
 // attempt: metadata and labels, hostname (see PodHostname), DNS (see
 // PodDNSConfig), the port mappings of container ports with a hostPort,
 // the log directory and the pod-level security context. The error names
 // the pod: its host resolv.conf cannot be read, or its FQDN is too long.
-func PodSandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) (*runtimeapi.PodSandboxConfig, error) {
+func SandboxConfig(pod *corev1.Pod, attempt uint32, o Options) (*runtimeapi.PodSandboxConfig, error) {
 	cfg, err := sandboxConfig(pod, attempt, o)
 	if err != nil {
 		return nil, err
@@ -67,8 +68,8 @@ func PodSandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) (*run
 }
 
 // sandboxConfig always returns a usable config, and the first error met
-// building it (see SandboxConfig for what it then leaves out).
-func sandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) (*runtimeapi.PodSandboxConfig, error) {
+// building it (see SandboxConfigBestEffort for what it then leaves out).
+func sandboxConfig(pod *corev1.Pod, attempt uint32, o Options) (*runtimeapi.PodSandboxConfig, error) {
 	labels := map[string]string{}
 	for k, v := range pod.Labels {
 		labels[k] = v
@@ -109,7 +110,7 @@ func sandboxConfig(pod *corev1.Pod, attempt uint32, o PodConfigOptions) (*runtim
 		// Without the host's: the pod's own, as DNSNone would have it.
 		none := *pod
 		none.Spec.DNSPolicy = corev1.DNSNone
-		dns, _ = PodDNSConfig(&none, PodConfigOptions{})
+		dns, _ = PodDNSConfig(&none, Options{})
 	}
 	cfg.DnsConfig = dns.Config
 	for _, c := range pod.Spec.Containers {
@@ -228,22 +229,22 @@ func protocol(p corev1.Protocol) runtimeapi.Protocol {
 	}
 }
 
-// ContainerConfig builds the CRI config of a container's attempt with the
-// container's literal env values alone (see LiteralEnv) on a node of unknown
-// memory capacity: for callers with nothing to resolve valueFrom and envFrom
-// with. The ContainerActor uses ContainerConfigWithOptions.
-func ContainerConfig(pod *corev1.Pod, c *corev1.Container, attempt uint32) *runtimeapi.ContainerConfig {
-	return ContainerConfigWithOptions(pod, c, attempt, LiteralEnv(c), PodConfigOptions{})
+// LiteralContainerConfig builds the CRI config of a container's attempt
+// with the container's literal env values alone (see LiteralEnv) on a node
+// of unknown memory capacity: for callers with nothing to resolve valueFrom
+// and envFrom with (benchmarks). The actors use ContainerConfig.
+func LiteralContainerConfig(pod *corev1.Pod, c *corev1.Container, attempt uint32) *runtimeapi.ContainerConfig {
+	return ContainerConfig(pod, c, attempt, LiteralEnv(c), Options{})
 }
 
-// ContainerConfigWithOptions builds the CRI config of a container's attempt
+// ContainerConfig builds the CRI config of a container's attempt
 // with its resolved environment (see ContainerEnv); the $(VAR) references
 // of command and args are expanded against that environment, as the
 // kubelet does. The config holds the environment's values, secrets
 // included: it goes to the runtime and nowhere else. The OOM score
 // adjustment of a Burstable container depends on o.MemoryCapacity (0:
 // unknown).
-func ContainerConfigWithOptions(pod *corev1.Pod, c *corev1.Container, attempt uint32, env Env, o PodConfigOptions) *runtimeapi.ContainerConfig {
+func ContainerConfig(pod *corev1.Pod, c *corev1.Container, attempt uint32, env Env, o Options) *runtimeapi.ContainerConfig {
 	labels := map[string]string{
 		cri.LabelPodUID:        string(pod.UID),
 		cri.LabelPodName:       pod.Name,
@@ -327,7 +328,7 @@ func securityContext(pod *corev1.Pod, c *corev1.Container) *runtimeapi.LinuxCont
 }
 
 // cgroupParent is the cgroup parent of the pod's sandbox.
-func cgroupParent(pod *corev1.Pod, o PodConfigOptions) string {
+func cgroupParent(pod *corev1.Pod, o Options) string {
 	if o.CgroupsPerQOS {
 		return PodCgroupParent(o.CgroupRoot, pod)
 	}

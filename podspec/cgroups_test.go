@@ -1,4 +1,4 @@
-package actors
+package podspec
 
 import (
 	"os"
@@ -58,13 +58,13 @@ func TestRemovePodCgroup(t *testing.T) {
 		if err := os.Mkdir(busy, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := removePodCgroup("/kubepods/burstable/podu1"); err == nil {
+		if err := RemovePodCgroup("/kubepods/burstable/podu1"); err == nil {
 			t.Errorf("v2=%v: a pod cgroup with a child was removed without an error", v2)
 		}
 		if err := os.Remove(busy); err != nil {
 			t.Fatal(err)
 		}
-		if err := removePodCgroup("/kubepods/burstable/podu1"); err != nil {
+		if err := RemovePodCgroup("/kubepods/burstable/podu1"); err != nil {
 			t.Fatalf("v2=%v: %v", v2, err)
 		}
 		for _, d := range dirs {
@@ -72,7 +72,7 @@ func TestRemovePodCgroup(t *testing.T) {
 				t.Errorf("v2=%v: %s still there", v2, d)
 			}
 		}
-		if err := removePodCgroup("/kubepods/burstable/podu1"); err != nil {
+		if err := RemovePodCgroup("/kubepods/burstable/podu1"); err != nil {
 			t.Errorf("v2=%v: removing again: %v", v2, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package actors
+package podspec
 
 import (
 	"errors"
@@ -35,11 +35,11 @@ func PodCgroupParent(root string, pod *corev1.Pod) string {
 // cgroupFS is the cgroup file system root (a variable for tests).
 var cgroupFS = "/sys/fs/cgroup"
 
-// removePodCgroup removes the pod's cgroup directory (parent, as
+// RemovePodCgroup removes the pod's cgroup directory (parent, as
 // PodCgroupParent made it) in every hierarchy: cgroup v2's one, or each v1
 // controller's. The runtime removes its containers' cgroups; a pod cgroup
 // that still has children or tasks is left and reported. Missing is fine.
-func removePodCgroup(parent string) error {
+func RemovePodCgroup(parent string) error {
 	dirs := []string{filepath.Join(cgroupFS, parent)}
 	if _, err := os.Stat(filepath.Join(cgroupFS, "cgroup.controllers")); err != nil {
 		// cgroup v1: one hierarchy per controller.
