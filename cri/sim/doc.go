@@ -91,6 +91,22 @@
 // starting a container that is not CREATED, starting or creating a
 // container in a NOTREADY sandbox, and a second READY sandbox for one pod.
 //
+// # Faults
+//
+// Options.Faults takes a seeded fault plan (package cri/faults): errors
+// with chosen gRPC codes before or after a call takes effect, hangs until
+// the caller gives up, latency distributions, dropped, duplicated and
+// reordered events, broken event streams and restarts. They are injected
+// around the runtime, into the calls Serve and InProcess serve, so its
+// CRI semantics and misuse records stay as they are; a retry after a lost
+// reply that misuses the CRI is recorded like any other misuse. Restarts
+// act on the state as Runtime.Restart says: keep (containerd restarted),
+// reboot (the machine rebooted) or wipe (state lost). Info.Faults and
+// Runtime.Faults count what was injected.
+//
+//	plan, _ := faults.Load("default") // or a file
+//	rt, _ := sim.New(sim.Options{Faults: plan, FaultSeed: 42})
+//
 // # Time
 //
 // All delays (Options.Latency, container exits, stop grace periods) run on

@@ -28,7 +28,7 @@ type subscriber struct {
 	mu     sync.Mutex
 	queue  []*runtimeapi.ContainerEventResponse
 	notify chan struct{} // capacity 1: "queue may be non-empty"
-	done   chan struct{} // closed when the broker closes
+	done   chan struct{} // closed when the broker closes or disconnects it
 }
 
 func newBroker() *broker {
@@ -74,6 +74,18 @@ func (b *broker) publish(ev *runtimeapi.ContainerEventResponse) {
 		default:
 		}
 	}
+}
+
+// disconnect ends every current subscription (a restart); later
+// subscriptions work.
+func (b *broker) disconnect() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs {
+		close(s.done)
+		delete(b.subs, s)
+	}
+	b.n.Store(0)
 }
 
 func (b *broker) close() {
@@ -140,7 +152,7 @@ func (r *Runtime) emitLocked(containerID string, sb *sandbox, typ runtimeapi.Con
 // The server sends the response header as soon as the subscription is in
 // place: a client that has received it (grpc.ClientStream.Header returned)
 // sees every later change. The stream ends when the client cancels it or
-// the Runtime is closed (Unavailable).
+// the Runtime is closed or restarted (Unavailable).
 func (r *Runtime) GetContainerEvents(_ *runtimeapi.GetEventsRequest, stream grpc.ServerStreamingServer[runtimeapi.ContainerEventResponse]) error {
 	ctx := stream.Context()
 	if err := r.wait(ctx, "GetContainerEvents"); err != nil {

@@ -8,6 +8,8 @@ import (
 
 	"go.uber.org/zap"
 	"k8s.io/utils/clock"
+
+	"github.com/actorlet/actorlet/cri/faults"
 )
 
 // Defaults used by New for zero Options fields.
@@ -47,6 +49,12 @@ type Options struct {
 	// Logger receives one line per state change at debug level and CRI
 	// misuse at warn level. Default: no logging.
 	Logger *zap.Logger
+	// Faults, if set, is injected into every call served by Serve and
+	// InProcess (direct method calls get no faults), decided from
+	// FaultSeed: see package cri/faults. Restarts act on this runtime's
+	// state (Runtime.Restart); Runtime.Faults counts what was injected.
+	Faults    *faults.Plan
+	FaultSeed uint64
 }
 
 // withDefaults validates o and returns a copy with defaults filled in.

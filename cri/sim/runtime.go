@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/actorlet/actorlet/cri/faults"
 )
 
 // Runtime is an in-memory CRI v1 runtime and image service. It implements
@@ -47,6 +49,7 @@ type Runtime struct {
 	hostIP   netip.Addr
 	handlers map[string]bool
 	events   *broker
+	faults   *faults.Injector // nil without Options.Faults
 
 	mu              sync.Mutex
 	closed          bool
@@ -62,6 +65,7 @@ type Runtime struct {
 	images          *imageStore
 	violations      []string
 	violationCount  int
+	restarts        int
 }
 
 // maxViolations bounds the violations kept in memory (all are counted).
@@ -96,8 +100,20 @@ func New(opts Options) (*Runtime, error) {
 	for _, h := range opts.RuntimeHandlers {
 		r.handlers[h] = true
 	}
+	if opts.Faults != nil {
+		r.faults, err = faults.New(opts.Faults, opts.FaultSeed, faults.Options{
+			Clock: opts.Clock, Logger: opts.Logger.Named("faults"), Restart: r.Restart,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+	}
 	return r, nil
 }
+
+// Faults returns the injector of Options.Faults (its counts, restarts on
+// demand), or nil.
+func (r *Runtime) Faults() *faults.Injector { return r.faults }
 
 // Close stops all pending container timers and ends every
 // GetContainerEvents stream (with Unavailable, as containerd does when its
@@ -224,6 +240,10 @@ type Info struct {
 	Violations []string `json:"violations"`
 	// ViolationCount counts all violations, including those not kept.
 	ViolationCount int `json:"violationCount"`
+	// Restarts counts the simulated restarts (Runtime.Restart).
+	Restarts int `json:"restarts,omitempty"`
+	// Faults counts the faults injected (Options.Faults) by kind.
+	Faults map[faults.Kind]int64 `json:"faults,omitempty"`
 }
 
 // InfoKey is the key of Info in a verbose StatusResponse.info.
@@ -245,6 +265,10 @@ func (r *Runtime) infoLocked() Info {
 		PodIPsInUse:    r.ipam.inUse(),
 		Violations:     slices.Clone(r.violations),
 		ViolationCount: r.violationCount,
+		Restarts:       r.restarts,
+	}
+	if r.faults != nil {
+		in.Faults = r.faults.Totals()
 	}
 	if in.Violations == nil {
 		in.Violations = []string{}

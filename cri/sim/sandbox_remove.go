@@ -19,10 +19,14 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePo
 		return nil, err
 	}
 	defer unlock()
-	sb, ok := r.sandboxes[req.GetPodSandboxId()]
-	if !ok {
-		return &runtimeapi.RemovePodSandboxResponse{}, nil
+	if sb, ok := r.sandboxes[req.GetPodSandboxId()]; ok {
+		r.removeSandboxLocked(sb)
 	}
+	return &runtimeapi.RemovePodSandboxResponse{}, nil
+}
+
+// removeSandboxLocked implements RemovePodSandbox on an existing sandbox.
+func (r *Runtime) removeSandboxLocked(sb *sandbox) {
 	r.stopSandboxLocked(sb)
 	for _, c := range sb.sortedContainers() {
 		r.removeContainerLocked(c)
@@ -32,5 +36,4 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePo
 	delete(r.names, sb.name)
 	r.log.Debug("sandbox removed", zap.String("sandbox", sb.id))
 	r.emitLocked(sb.id, sb, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
-	return &runtimeapi.RemovePodSandboxResponse{}, nil
 }

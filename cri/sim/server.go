@@ -33,11 +33,17 @@ type server struct {
 func newServer(rt *Runtime) *server {
 	s := &server{served: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	unary, stream := []grpc.UnaryServerInterceptor{s.unary}, []grpc.StreamServerInterceptor{s.stream}
+	if rt.faults != nil {
+		// Inside bind: a call cut at shutdown is not a fault.
+		unary = append(unary, rt.faults.UnaryServerInterceptor())
+		stream = append(stream, rt.faults.StreamServerInterceptor())
+	}
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMsgSize),
 		grpc.MaxSendMsgSize(maxMsgSize),
-		grpc.UnaryInterceptor(s.unary),
-		grpc.StreamInterceptor(s.stream),
+		grpc.ChainUnaryInterceptor(unary...),
+		grpc.ChainStreamInterceptor(stream...),
 	)
 	runtimeapi.RegisterRuntimeServiceServer(s.grpc, rt)
 	runtimeapi.RegisterImageServiceServer(s.grpc, rt)
