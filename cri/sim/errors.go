@@ -1,11 +1,12 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/actorlet/actorlet/cri/serve"
 )
 
 // Kind is the class of an error returned by the simulated runtime. Every
@@ -43,13 +44,13 @@ var (
 	ErrClosed = &Kind{codes.Unavailable, "runtime closed"}
 )
 
-// Errors of Serve and InProcess (not RPC errors).
+// Errors of Serve and InProcess (not RPC errors), shared with cri/serve.
 var (
 	// ErrUnsupportedEndpoint: the listen address is neither unix:// nor a
 	// loopback tcp:// address.
-	ErrUnsupportedEndpoint = errors.New("unsupported CRI endpoint")
+	ErrUnsupportedEndpoint = serve.ErrUnsupportedEndpoint
 	// ErrSocketInUse: another server is accepting connections on the socket.
-	ErrSocketInUse = errors.New("CRI socket in use by a live server")
+	ErrSocketInUse = serve.ErrSocketInUse
 )
 
 // rpcError is a Kind with a message naming the object. It satisfies

@@ -32,20 +32,20 @@ func InProcess(ctx context.Context, rt *Runtime) (*grpc.ClientConn, func(), erro
 func inProcess(ctx context.Context, rt *Runtime, size int) (*grpc.ClientConn, func(), error) {
 	link := newMemLink(bufconn.Listen(size))
 	s := newServer(rt)
-	s.start(link.lis)
+	s.Start(link.lis)
 	conn, err := grpc.NewClient("passthrough:///actorlet-sim",
 		grpc.WithContextDialer(link.dial),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)),
 	)
 	if err != nil {
-		s.shutdown()
+		s.Shutdown()
 		link.close()
 		return nil, nil, fmt.Errorf("sim: in-process CRI client: %w", err)
 	}
 	stop := func() {
 		_ = conn.Close()
-		s.shutdown() // also closes the listener
+		s.Shutdown() // also closes the listener
 		link.close()
 	}
 	unhook := context.AfterFunc(ctx, stop)

@@ -13,6 +13,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/actorlet/actorlet/cri/serve"
 )
 
 func TestServeRejectsUnsupportedEndpoints(t *testing.T) {
@@ -32,7 +34,7 @@ func TestServeRejectsUnsupportedEndpoints(t *testing.T) {
 			t.Errorf("Serve(%q) = %v, want ErrUnsupportedEndpoint", ep, err)
 		}
 	}
-	l, cleanup, err := listenEndpoint("tcp://127.0.0.1:0")
+	l, cleanup, err := serve.Listen("tcp://127.0.0.1:0")
 	noErr(t, err, "listen on loopback tcp")
 	if !l.Addr().(*net.TCPAddr).IP.IsLoopback() {
 		t.Errorf("tcp listener on %v", l.Addr())
