@@ -102,6 +102,21 @@ func Dial(ctx context.Context, runtimeEndpoint, imageEndpoint string, opts Optio
 	return c, nil
 }
 
+// NewConn returns a gRPC connection to the CRI socket at endpoint ("unix:///abs/path" or an
+// absolute path), made as Dial makes its own, for callers that speak the CRI themselves (a
+// proxy). The caller closes it.
+func NewConn(endpoint string) (*grpc.ClientConn, error) {
+	target, err := unixTarget(endpoint)
+	if err != nil {
+		return nil, &Error{Op: "Dial", ID: endpoint, Kind: InvalidArgument, Err: err}
+	}
+	conn, err := newConn(target)
+	if err != nil {
+		return nil, newError("Dial", endpoint, err)
+	}
+	return conn, nil
+}
+
 // NewFromConn returns a client on connections the caller owns (an in-process server over
 // bufconn, a simulator). imageConn nil means runtimeConn. Close does not close them.
 func NewFromConn(runtimeConn, imageConn grpc.ClientConnInterface, opts Options) *Client {

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -107,5 +108,5 @@ func DecideEvent(e EventFaults, seed, stream, k uint64) EventAction {
 // DecideRestart reports whether the n-th RPC call (from 0, over all
 // methods) restarts the runtime. Pure, as DecideCall.
 func DecideRestart(r Restart, seed, n uint64) bool {
-	return r.Rate > 0 && draw(seed, "restart", n).Float64() < r.Rate
+	return slices.Contains(r.AtCalls, n) || r.Rate > 0 && draw(seed, "restart", n).Float64() < r.Rate
 }

@@ -152,6 +152,11 @@ func TestDecideEventAndRestartRates(t *testing.T) {
 	if DecideRestart(Restart{}, 9, 0) {
 		t.Fatal("restart with rate 0")
 	}
+	for n := range uint64(10) {
+		if got := DecideRestart(Restart{AtCalls: []uint64{3, 7}}, 9, n); got != (n == 3 || n == 7) {
+			t.Fatalf("restart at calls 3 and 7: call %d restarts: %v", n, got)
+		}
+	}
 }
 
 func TestSubSeed(t *testing.T) {

@@ -32,6 +32,7 @@
 //	  break: 0.005             # the stream ends with Unavailable instead
 //	restart:
 //	  rate: 0.002              # per call, over all methods
+//	  atCalls: [500]           # and at these calls (numbered from 0, over all methods)
 //	  mode: keep               # keep | reboot | wipe (see RestartMode)
 //	  downtime: 1s             # calls refused with Unavailable meanwhile
 //

@@ -74,7 +74,7 @@ func New(p *Plan, seed uint64, opts Options) (*Injector, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("fault plan: %w", err)
 	}
-	if m := p.Restart.Mode.orKeep(); p.Restart.Rate > 0 && m != RestartKeep && opts.Restart == nil {
+	if m := p.Restart.Mode.orKeep(); p.Restart.any() && m != RestartKeep && opts.Restart == nil {
 		return nil, fmt.Errorf("fault plan: restart mode %q needs a runtime that can lose its state (the simulated runtime); in front of a real runtime only mode %q (an outage) can be injected", m, RestartKeep)
 	}
 	if opts.Clock == nil {

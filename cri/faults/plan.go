@@ -84,12 +84,17 @@ type EventFaults struct {
 const DefaultReorderWindow = time.Second
 
 // Restart makes the runtime restart: each RPC call, before it is served,
-// triggers a restart with probability Rate. A restart ends every call and
-// event stream in flight with Unavailable, then the runtime refuses calls
-// with Unavailable for Downtime, as while a runtime process starts again.
+// triggers a restart with probability Rate, and the calls numbered in
+// AtCalls do so for sure. A restart ends every call and event stream in
+// flight with Unavailable, then the runtime refuses calls with Unavailable
+// for Downtime, as while a runtime process starts again.
 type Restart struct {
 	// Rate is the probability per RPC call.
 	Rate float64 `json:"rate,omitempty"`
+	// AtCalls are numbers of calls (from 0, over all methods, in the order
+	// they reach the runtime) that restart it: a scenario "restart once,
+	// after the node settled" without chance.
+	AtCalls []uint64 `json:"atCalls,omitempty"`
 	// Mode is what survives the restart (default RestartKeep).
 	Mode RestartMode `json:"mode,omitempty"`
 	// Downtime is how long the runtime is down after a restart.
@@ -284,8 +289,11 @@ func (p *Plan) Empty() bool {
 		}
 	}
 	e := p.Events
-	return e.Drop+e.Duplicate+e.Reorder+e.Break == 0 && p.Restart.Rate == 0
+	return e.Drop+e.Duplicate+e.Reorder+e.Break == 0 && !p.Restart.any()
 }
+
+// any reports whether r ever restarts.
+func (r Restart) any() bool { return r.Rate > 0 || len(r.AtCalls) > 0 }
 
 func (f RPCFaults) validate() error {
 	for _, r := range []struct {
