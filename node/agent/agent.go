@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
 
 	"github.com/actorlet/actorlet/actors"
@@ -455,7 +457,7 @@ func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client, r
 		}
 		rec.States[uid] = st
 	}
-	views, err := client.ListPodsKnown(ctx, actors.KnownObjects(rec.States))
+	views, err := listAtStart(ctx, client, actors.KnownObjects(rec.States), log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list the runtime's pods: %w", err)
 	}
@@ -463,6 +465,33 @@ func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client, r
 		rec.Views[uid] = actors.Observed(uid, v)
 	}
 	return rec, views, nil
+}
+
+// listAtStart lists the runtime's pods for recovery. A listing that fails
+// for a reason that may pass (the runtime unavailable or restarting, a
+// timeout, an internal error) is tried again, 100 ms doubling to 5 s, until
+// ctx ends: one lost reply must not stop the node. Other errors end it.
+func listAtStart(ctx context.Context, client *cri.Client, known *cri.Known, log *zap.Logger) (map[string]*cri.PodView, error) {
+	var views map[string]*cri.PodView
+	var last error
+	backoff := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Cap: 5 * time.Second, Steps: math.MaxInt32}
+	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		var err error
+		views, err = client.ListPodsKnown(ctx, known)
+		if err == nil {
+			return true, nil
+		}
+		if !cri.Retryable(err) {
+			return false, err
+		}
+		last = err
+		log.Warn("cannot list the runtime's pods yet; retrying", zap.Error(err))
+		return false, nil
+	})
+	if err != nil && last != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("%w (last: %w)", err, last)
+	}
+	return views, err
 }
 
 // loader reloads one pod from the journal (restarted or newly seen actors).
