@@ -51,6 +51,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCommand(), newSimRuntimeCommand(), newJournalCommand(), newVersionCommand())
+	root.AddCommand(newCRIProxyCommand())
 	return root
 }
 
