@@ -42,7 +42,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 	}
 	name := containerName(meta, sb)
 	if !sb.ready {
-		r.violationLocked("CreateContainer %s: sandbox %q is NOTREADY", name, sb.id)
+		if !sb.rebooted { // a reboot the client had no way to see yet is no misuse
+			r.violationLocked("CreateContainer %s: sandbox %q is NOTREADY", name, sb.id)
+		}
 		return nil, newErr(ErrFailedPrecondition, "CreateContainer %s: sandbox %q is not ready", name, sb.id)
 	}
 	img := r.images.resolve(cfg.GetImage().GetImage())

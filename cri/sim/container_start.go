@@ -31,7 +31,9 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 			c.name, c.id, c.state)
 	}
 	if !c.sb.ready {
-		r.violationLocked("StartContainer %s (%s): sandbox %q is NOTREADY", c.name, c.id, c.sb.id)
+		if !c.sb.rebooted {
+			r.violationLocked("StartContainer %s (%s): sandbox %q is NOTREADY", c.name, c.id, c.sb.id)
+		}
 		return nil, newErr(ErrFailedPrecondition, "StartContainer %s (%s): sandbox %q is not ready", c.name, c.id, c.sb.id)
 	}
 	now := r.now()

@@ -92,6 +92,12 @@ func TestRestartReboot(t *testing.T) {
 	if st := containerStatus(t, ctx, f.rt, f.running); st.ExitCode != 255 {
 		t.Fatalf("scripted exit fired after a reboot: %v", st)
 	}
+	// The client cannot know of the reboot before it lists: creating in
+	// the dead sandbox fails, but is no misuse.
+	_, err = f.rt.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.sb, SandboxConfig: podConfig("p", "u", 0), Config: containerConfig("late", "busybox")})
+	wantCode(t, err, codes.FailedPrecondition, "CreateContainer in a rebooted sandbox")
+	_, err = f.rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: f.new})
+	wantCode(t, err, codes.FailedPrecondition, "StartContainer in a rebooted sandbox")
 	runPod(t, ctx, f.rt, podConfig("p", "u", 1))
 	if in := f.rt.Info(); in.ViolationCount != 0 {
 		t.Fatalf("violations: %v", in.Violations)

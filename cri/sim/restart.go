@@ -28,7 +28,9 @@ const (
 //
 // No events are emitted for these changes: subscribers are cut first, as
 // a real runtime's are, and must list to learn what changed. Misuse
-// records (Info.Violations) survive. Restart is what the fault injector of
+// records (Info.Violations) survive. A client that creates or starts a
+// container in a sandbox a reboot made NOTREADY is refused
+// (FailedPrecondition) but commits no misuse: it could not know yet. Restart is what the fault injector of
 // Options.Faults calls; calling it directly restarts on demand (the
 // injector's Restart also cuts calls in flight and applies a downtime).
 // An unknown mode is treated as keep.
@@ -49,7 +51,10 @@ func (r *Runtime) Restart(mode faults.RestartMode) {
 					r.exitLocked(c, exitPlan{at: now, code: exitCodeUnknown, reason: reasonUnknown, message: "the machine rebooted (simulated)"})
 				}
 			}
-			r.stopSandboxLocked(sb)
+			if sb.ready {
+				r.stopSandboxLocked(sb)
+				sb.rebooted = true
+			}
 		}
 	case faults.RestartWipe:
 		for _, sb := range r.sortedSandboxesLocked() {

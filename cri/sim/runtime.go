@@ -234,7 +234,8 @@ type Info struct {
 	PodIPsInUse    int `json:"podIPsInUse"`
 	// Violations describe CRI misuse seen, oldest first (at most 1000):
 	// StartContainer on a container that is not CREATED, StartContainer
-	// or CreateContainer in a sandbox that is not READY, and a second
+	// or CreateContainer in a sandbox that is not READY (unless a
+	// simulated reboot made it so: see Restart), and a second
 	// READY sandbox for the same pod UID (label io.kubernetes.pod.uid,
 	// else metadata.uid). Never null.
 	Violations []string `json:"violations"`

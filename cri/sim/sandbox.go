@@ -17,8 +17,8 @@ const (
 	LabelPodUID = "io.kubernetes.pod.uid"
 )
 
-// sandbox is one pod sandbox. Fields other than ready, ipPooled and
-// containers never change after RunPodSandbox. Guarded by Runtime.mu.
+// sandbox is one pod sandbox. Fields other than ready, rebooted, ipPooled
+// and containers never change after RunPodSandbox. Guarded by Runtime.mu.
 type sandbox struct {
 	id          string
 	name        string // reserved name, derived from the metadata
@@ -34,6 +34,7 @@ type sandbox struct {
 	ip          netip.Addr // reported IP: a pool address or the host IP
 	ipPooled    bool       // ip is held in the pool (until StopPodSandbox)
 	ready       bool
+	rebooted    bool // made NOTREADY by a simulated reboot, not by StopPodSandbox
 	containers  map[string]*container
 }
 
