@@ -131,11 +131,11 @@ type simRuntime struct {
 	client   *cri.Client
 }
 
-func startSim(t *testing.T, dir string) *simRuntime {
+func startSim(t *testing.T, dir string, extra ...string) *simRuntime {
 	t.Helper()
 	sock := filepath.Join(dir, "sim.sock")
 	endpoint := "unix://" + sock
-	p := startProc(t, "sim-runtime", "sim-runtime", "--listen", endpoint)
+	p := startProc(t, "sim-runtime", append([]string{"sim-runtime", "--listen", endpoint}, extra...)...)
 	p.waitLog("simulated runtime serving")
 	client, err := cri.Dial(context.Background(), endpoint, "", cri.Options{Timeout: 10 * time.Second})
 	if err != nil {
