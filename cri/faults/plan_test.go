@@ -135,3 +135,28 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("Load(missing): %v", err)
 	}
 }
+
+// TestREADMEPlanParses: the example plan in the README's "Faults on
+// demand" is a valid plan.
+func TestREADMEPlanParses(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "## Faults on demand")
+	if !ok {
+		t.Fatal("README has no section \"Faults on demand\"")
+	}
+	_, block, ok := strings.Cut(section, "```yaml\n")
+	if !ok {
+		t.Fatal("no yaml block in the README's faults section")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	p, err := Parse([]byte(block))
+	if err != nil {
+		t.Fatalf("the README's plan: %v\n%s", err, block)
+	}
+	if p.For("PullImage").Latency.Distribution != Uniform || len(p.Restart.AtCalls) != 1 {
+		t.Fatalf("the README's plan read as %+v", p)
+	}
+}
