@@ -15,7 +15,12 @@ import (
 // containerd's streaming URL and crictl streams from containerd directly.
 // With the default faults, the kill -9 churn (3 kills) runs through it and
 // containerd itself, asked directly, must show every desired pod with one
-// ready sandbox, steady containers kept, and nothing left at the end.
+// ready sandbox and one running container, restart counts never going
+// down, and nothing left at the end. A steady container may be replaced
+// here, visibly (its restart count grows): a restart of the proxy cuts a
+// StartContainer in flight, and containerd leaves that container EXITED
+// with StartError, which is a failed start that the node retries with a
+// new attempt, as the kubelet does.
 func TestContainerdThroughCRIProxy(t *testing.T) {
 	e := needContainerd(t)
 	dir := t.TempDir()
@@ -67,7 +72,8 @@ func TestContainerdThroughCRIProxy(t *testing.T) {
 			}
 			return e.manifest(podSpec{name: name, containers: []containerSpec{{name: "app", args: args}}})
 		},
-		extra: []string{"--runtime-request-timeout", "10s"},
+		extra:        []string{"--runtime-request-timeout", "10s"},
+		failedStarts: true,
 	}, d, 3)
 	report := px.stopReport(t)
 	t.Logf("faults injected: %v", report)
