@@ -138,6 +138,8 @@ func flagPrecedence(kc *kubeletconfigv1beta1.KubeletConfiguration, args []string
 // DefaultCertDirectory).
 const (
 	RunRootDirectory = "/var/lib/actorlet"
+	// RunCertDirectory is <root-dir>/pki (set from the root dir when the
+	// command line is resolved); this is its value for the default root.
 	RunCertDirectory = "/var/lib/actorlet/pki"
 )
 

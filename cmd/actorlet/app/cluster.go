@@ -12,27 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/node/nodeactor"
 )
-
-// kubeClient is the node's API client, or nil when it runs standalone
-// (no --kubeconfig).
-func (nc *nodeConfig) kubeClient() (kubernetes.Interface, error) {
-	if nc.node.KubeConfig == "" {
-		return nil, nil
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", nc.node.KubeConfig)
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %s: %w", nc.node.KubeConfig, err)
-	}
-	apiLimits(cfg, nc.kc)
-	return kubernetes.NewForConfig(cfg)
-}
 
 // nodeActorConfig is the NodeActor's timing from the configuration.
 func (nc *nodeConfig) nodeActorConfig() (nodeactor.Config, error) {

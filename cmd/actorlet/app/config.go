@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -135,6 +136,11 @@ func resolve(parsed *kubeletconfig.Parsed, own *ownFlags, p kubeletconfig.Profil
 	}
 	if parsed.Node.RootDirectory == "" {
 		return nil, errors.New("--root-dir must not be empty")
+	}
+	// actorlet run keeps its certificates with its state, so that nodes on
+	// one host do not share them.
+	if p == kubeletconfig.RunProfile && !parsed.FlagSet.Changed("cert-dir") {
+		parsed.Node.CertDirectory = filepath.Join(parsed.Node.RootDirectory, "pki")
 	}
 	if own.backoffInitial <= 0 || maxRestartPeriod(kc) < own.backoffInitial {
 		return nil, fmt.Errorf("crash-loop back-off %s..%s is not a valid range", own.backoffInitial, maxRestartPeriod(kc))

@@ -4,19 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/cri/sim"
 	"github.com/actorlet/actorlet/node/agent"
+	"github.com/actorlet/actorlet/node/certs"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletapi"
 	"github.com/actorlet/actorlet/node/kubeletconfig"
@@ -50,17 +55,49 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	if err != nil {
 		return err
 	}
-	log.Info("container runtime", zap.String("name", ver.RuntimeName), zap.String("version", ver.RuntimeVersion), zap.String("endpoint", kc.ContainerRuntimeEndpoint))
-
-	var nodeCfg *nodeactor.Config
-	kube, err := nc.kubeClient()
+	driver, err := nc.cgroupDriver(ctx, client, log)
 	if err != nil {
 		return err
+	}
+	log.Info("container runtime", zap.String("name", ver.RuntimeName), zap.String("version", ver.RuntimeVersion),
+		zap.String("endpoint", kc.ContainerRuntimeEndpoint), zap.String("cgroupDriver", driver))
+
+	var nodeCfg *nodeactor.Config
+	restCfg, clientCerts, err := nc.clusterConfig(ctx, log)
+	if err != nil {
+		return err
+	}
+	var kube, eventKube kubernetes.Interface
+	if restCfg != nil {
+		if kube, err = kubernetes.NewForConfig(restCfg); err != nil {
+			return fmt.Errorf("API client: %w", err)
+		}
+		// Events have their own limits (eventRecordQPS, eventBurst), as the
+		// kubelet's event client.
+		ec := rest.CopyConfig(restCfg)
+		ec.QPS, ec.Burst = float32(*kc.EventRecordQPS), int(kc.EventBurst)
+		if eventKube, err = kubernetes.NewForConfig(ec); err != nil {
+			return fmt.Errorf("event client: %w", err)
+		}
+	}
+	var certWG sync.WaitGroup
+	defer certWG.Wait()
+	certCtx, stopCerts := context.WithCancel(ctx)
+	defer stopCerts()
+	runRotator := func(r *certs.Rotator) {
+		certWG.Add(1)
+		go func() {
+			defer certWG.Done()
+			r.Run(certCtx)
+		}()
+	}
+	if clientCerts != nil {
+		runRotator(clientCerts)
 	}
 	mach := machine(nc.nodeName, nc.nodeIPs, kc.MaxPods)
 	var api *apiParts
 	if kube != nil {
-		if api, err = newAPIParts(kube, nc.nodeName, mach.Allocatable, log); err != nil {
+		if api, err = newAPIParts(kube, eventKube, nc.nodeName, mach.Allocatable, log); err != nil {
 			return err
 		}
 		// Stopped after the agent (deferred first, run last): the agent's
@@ -97,15 +134,29 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	acfg.Eviction = nc.eviction
 	acfg.ImageGCOptions = []imagegc.Option{imagegc.WithCapacity(imageFsCapacity)}
 	if kube != nil && *kc.EnableServer {
-		acfg.KubeletAPI = &kubeletapi.Options{
+		certFile, keyFile, servingCerts, err := nc.servingCertificate(kube, log)
+		if err != nil {
+			return err
+		}
+		authn, authz := kc.Authentication, kc.Authorization
+		opts := &kubeletapi.Options{
 			Address: kc.Address, Port: int(kc.Port), NodeName: nc.nodeName, NodeIPs: nc.nodeIPs,
-			TLSCertFile: kc.TLSCertFile, TLSKeyFile: kc.TLSPrivateKeyFile, ClientCAFile: kc.Authentication.X509.ClientCAFile,
-			Client: kube, Anonymous: *kc.Authentication.Anonymous.Enabled, Metrics: reg,
+			TLSCertFile: certFile, TLSKeyFile: keyFile, TLSMinVersion: kc.TLSMinVersion, TLSCipherSuites: kc.TLSCipherSuites,
+			ClientCAFile: authn.X509.ClientCAFile, Client: kube, Anonymous: *authn.Anonymous.Enabled,
+			TokenWebhookDisabled: !*authn.Webhook.Enabled, TokenCacheTTL: authn.Webhook.CacheTTL.Duration,
+			AuthorizeAlways:    authz.Mode == kubeletconfigv1beta1.KubeletAuthorizationModeAlwaysAllow,
+			AuthzAllowCacheTTL: authz.Webhook.CacheAuthorizedTTL.Duration, AuthzDenyCacheTTL: authz.Webhook.CacheUnauthorizedTTL.Duration,
+			DebuggingHandlersDisabled: !*kc.EnableDebuggingHandlers, Metrics: reg,
 			Healthz: func(ctx context.Context) error {
 				_, err := client.Version(ctx)
 				return err
 			},
 		}
+		if servingCerts != nil {
+			opts.ServingCertificate = servingCerts.Current
+			runRotator(servingCerts)
+		}
+		acfg.KubeletAPI = opts
 	}
 	if api != nil {
 		acfg.Sources = []agent.PodSource{api.source}
