@@ -37,17 +37,12 @@ func (nc *nodeConfig) clusterConfig(ctx context.Context, log *zap.Logger) (*rest
 	if f.KubeConfig == "" {
 		return nil, nil, nil
 	}
-	var bootCfg *rest.Config
 	if f.BootstrapKubeconfig != "" {
 		if _, err := certs.Bootstrap(ctx, certs.BootstrapOptions{
 			Kubeconfig: f.KubeConfig, BootstrapKubeconfig: f.BootstrapKubeconfig, CertDir: nc.certDir(), NodeName: nc.nodeName,
 			Logger: log.Named("tls-bootstrap"),
 		}); err != nil {
 			return nil, nil, err
-		}
-		var err error
-		if bootCfg, err = certs.LoadKubeconfig(f.BootstrapKubeconfig); err != nil {
-			return nil, nil, fmt.Errorf("--bootstrap-kubeconfig %s: %w", f.BootstrapKubeconfig, err)
 		}
 	}
 	cfg, err := certs.LoadKubeconfig(f.KubeConfig)
@@ -83,8 +78,12 @@ func (nc *nodeConfig) clusterConfig(ctx context.Context, log *zap.Logger) (*rest
 		Store: store, Request: certs.ClientRequest(nc.nodeName), RotateNow: rotateNow, Logger: log.Named("client-cert"),
 		Client: func(current *tls.Certificate) (kubernetes.Interface, error) {
 			// With a certificate, the node renews its own; without one, the
-			// bootstrap identity asks.
-			if current == nil && bootCfg != nil {
+			// bootstrap identity asks (when there is one).
+			if current == nil && f.BootstrapKubeconfig != "" {
+				bootCfg, err := certs.LoadKubeconfig(f.BootstrapKubeconfig)
+				if err != nil {
+					return nil, fmt.Errorf("--bootstrap-kubeconfig %s: %w", f.BootstrapKubeconfig, err)
+				}
 				return kubernetes.NewForConfig(bootCfg)
 			}
 			return kubernetes.NewForConfig(client)

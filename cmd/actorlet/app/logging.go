@@ -64,8 +64,9 @@ func (o *logOptions) build() (*zap.Logger, error) {
 		cfg = zap.NewProductionConfig()
 	case "console":
 		cfg = zap.NewDevelopmentConfig()
-		// Stack traces belong to errors, not to every warning.
+		// A line per event, as the kubelet's text format: no stack traces.
 		cfg.Development = false
+		cfg.DisableStacktrace = true
 	default:
 		return nil, fmt.Errorf("--log-format %q: want json or console", o.format)
 	}
