@@ -214,6 +214,7 @@ nodeRegistration:
   kubeletExtraArgs:
   - {name: node-ip, value: %s}
   - {name: cgroup-root, value: /alk-worker}
+  - {name: rotate-server-certificates, value: "true"}
   ignorePreflightErrors: [SystemVerification]
 `, cpIP, tok, caCertHash(t, e.file("cp", "/etc/kubernetes/pki/ca.crt")), workerIP))
 	worker := e.runKubeadm("worker", "join", "--config", joinCfg)
@@ -222,6 +223,8 @@ nodeRegistration:
 	// TLS bootstrap: the worker's CSR, made with the bootstrap token,
 	// auto-approved and signed.
 	checkClientCert(t, e, "worker", "system:node:alk-worker", "system:bootstrap:"+tokenID)
+
+	servingCertFromTheCluster(t, e)
 
 	waitFor(t, 2*time.Minute, "both nodes Ready", func() bool {
 		n := e.nodes()
@@ -273,6 +276,41 @@ func checkClientCert(t *testing.T, e *env, node, cn, requester string) {
 			}
 		}
 		return false
+	})
+}
+
+// servingCertFromTheCluster: the worker runs with --rotate-server-certificates
+// (serverTLSBootstrap): its kubelet API's certificate comes from a
+// kubernetes.io/kubelet-serving CSR, which nothing approves automatically;
+// approved as an operator would, the API serves a certificate the cluster CA
+// signed for the node's IP.
+func servingCertFromTheCluster(t *testing.T, e *env) {
+	t.Helper()
+	var name string
+	waitFor(t, 2*time.Minute, "the worker's kubelet-serving CSR", func() bool {
+		out, err := e.kubectl("get", "csr", "-o", "json")
+		if err != nil {
+			return false
+		}
+		var list certificatesv1.CertificateSigningRequestList
+		_ = json.Unmarshal([]byte(out), &list)
+		for _, c := range list.Items {
+			if c.Spec.Username == "system:node:alk-worker" && c.Spec.SignerName == certificatesv1.KubeletServingSignerName {
+				name = c.Name
+				return true
+			}
+		}
+		return false
+	})
+	e.mustKubectl("certificate", "approve", name)
+	waitFor(t, 2*time.Minute, "the worker's kubelet API with a certificate of the cluster CA", func() bool {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		// Verified against the cluster CA and the node's IP; the request
+		// itself is anonymous, so 401.
+		out, err := e.inNode(ctx, "cp", "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", "/etc/kubernetes/pki/ca.crt",
+			"https://"+workerIP+":10250/healthz").Output()
+		return err == nil && string(out) == "401"
 	})
 }
 
