@@ -139,8 +139,10 @@ func (nc *nodeConfig) servingCertificate(kube kubernetes.Interface, log *zap.Log
 
 // cgroupDriver is the cgroup driver pods get, as the kubelet decides it: the
 // runtime's answer to RuntimeConfig when it gives one, else cgroupDriver.
-// actorlet makes QoS cgroups with the cgroupfs driver only.
-func (nc *nodeConfig) cgroupDriver(ctx context.Context, client *cri.Client, log *zap.Logger) (string, error) {
+// actorlet makes QoS cgroups with the cgroupfs driver only; the simulated
+// runtime (simulated is its name), whose containers have no cgroups, is let
+// through whatever it answers.
+func (nc *nodeConfig) cgroupDriver(ctx context.Context, client *cri.Client, simulated bool, log *zap.Logger) (string, error) {
 	driver := nc.kc.CgroupDriver
 	d, err := client.CgroupDriver(ctx)
 	switch {
@@ -153,7 +155,7 @@ func (nc *nodeConfig) cgroupDriver(ctx context.Context, client *cri.Client, log 
 	default:
 		return "", fmt.Errorf("asking the runtime for its cgroup driver: %w", err)
 	}
-	if driver == "systemd" && *nc.kc.CgroupsPerQOS {
+	if driver == "systemd" && *nc.kc.CgroupsPerQOS && !simulated {
 		return "", fmt.Errorf("cgroup driver systemd (the runtime's, or cgroupDriver): actorlet makes QoS and pod cgroups with the cgroupfs driver only; set cgroupsPerQOS: false or configure the runtime for cgroupfs")
 	}
 	return driver, nil

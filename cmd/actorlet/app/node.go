@@ -55,7 +55,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	if err != nil {
 		return err
 	}
-	driver, err := nc.cgroupDriver(ctx, client, log)
+	driver, err := nc.cgroupDriver(ctx, client, ver.RuntimeName == sim.DefaultRuntimeName, log)
 	if err != nil {
 		return err
 	}
