@@ -33,12 +33,14 @@ vet:
 # test/e2e/env.sh, and etcd + kube-apiserver with test/e2e/cluster.sh): unit,
 # transcript and property tests, the journal's subprocess tests, the
 # end-to-end tests on the simulated runtime over a socket and on containerd
-# (kill -9 churns on both), the cluster tests against the real apiserver, then
-# the containerd tests again on Debian's containerd 1.6, which serves no
+# (kill -9 churns on both), the cluster tests against the real apiserver,
+# kubeadm init and join with actorlet as the kubelet (test/kubeadm: kubeadm
+# built once by cluster.sh, each node in namespaces of its own), then the
+# containerd tests again on Debian's containerd 1.6, which serves no
 # container events (the relist path). Everything is torn down at the end, also
 # on failure.
 test: vet
-	$(ENV_SH) up && $(CLUSTER_SH) up || { rc=$$?; $(CLUSTER_SH) down; $(ENV_SH) down; exit $$rc; }
+	$(ENV_SH) up && $(CLUSTER_SH) up && $(CLUSTER_SH) install kubeadm || { rc=$$?; $(CLUSTER_SH) down; $(ENV_SH) down; exit $$rc; }
 	set -a; . $(E2E_PREFIX)/env; . $(CLUSTER_PREFIX)/env; set +a; \
 	ACTORLET_E2E_REQUIRE_CONTAINERD=1 ACTORLET_E2E_REQUIRE_CLUSTER=1 $(GO) test -count=1 -timeout 45m ./...; rc=$$?; \
 	$(CLUSTER_SH) down; $(ENV_SH) down; exit $$rc

@@ -243,6 +243,21 @@ func (c *Client) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusRe
 	return resp, err
 }
 
+// CgroupDriver asks the runtime which cgroup driver it uses (the CRI
+// RuntimeConfig call, KEP 4033). Runtimes that do not implement it answer
+// with an error of kind Unimplemented.
+func (c *Client) CgroupDriver(ctx context.Context) (runtimeapi.CgroupDriver, error) {
+	var resp *runtimeapi.RuntimeConfigResponse
+	err := c.call(ctx, "RuntimeConfig", c.endpoint, c.timeout, func(ctx context.Context) (err error) {
+		resp, err = c.runtime.RuntimeConfig(ctx, &runtimeapi.RuntimeConfigRequest{})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return resp.GetLinux().GetCgroupDriver(), nil
+}
+
 // sandboxName names a sandbox that has no ID yet: "<namespace>/<name> <uid> attempt <n>".
 func sandboxName(cfg *runtimeapi.PodSandboxConfig) string {
 	m := cfg.GetMetadata()

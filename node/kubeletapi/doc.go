@@ -23,19 +23,27 @@
 // # Security
 //
 // Every request, /healthz included, is served over TLS, authenticated and
-// authorized before it is routed (see Server.authFilter):
+// authorized before it is routed (see Server.authFilter), by
+// k8s.io/apiserver's delegating authenticator and authorizer built as the
+// kubelet builds them (auth.go):
 //
 //   - Authentication: a client certificate that verifies against
-//     Options.ClientCAFile (user = common name, groups = organizations),
-//     else an "Authorization: Bearer" token accepted by a TokenReview.
-//     Without either: 401, or system:anonymous if Options.Anonymous.
+//     Options.ClientCAFile (user = common name, groups = organizations; the
+//     file is reloaded when it changes), else an "Authorization: Bearer"
+//     token accepted by a TokenReview (unless Options.TokenWebhookDisabled).
+//     Authenticated users get the group system:authenticated. Without
+//     either: 401, or system:anonymous if Options.Anonymous.
 //   - Authorization: a SubjectAccessReview for verb (from the method) on
 //     nodes/<subresource> named Options.NodeName, the subresource from the
 //     path as the kubelet maps it (see attributes.go); refused is 403.
+//     Options.AuthorizeAlways allows without asking (AlwaysAllow).
 //
-// Review results are cached (tokens 2m, refusals 30s; authorizations 5m,
+// Review results are cached (tokens 2m, accepted or not; authorizations 5m,
 // refusals 30s by default); a failed call to the API server is not, and is
 // a 401 (authentication) or 500 (authorization).
+//
+// The serving certificate is Options.ServingCertificate's (renewed through
+// the API server), the files', or a self-signed one made in memory.
 //
 // # Lifecycle
 //

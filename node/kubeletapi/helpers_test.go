@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -17,56 +19,97 @@ import (
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
-	clienttesting "k8s.io/client-go/testing"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 const testNode = "node-1"
 
-// fakeAPI is a fake clientset whose TokenReviews accept the tokens in
-// users and whose SubjectAccessReviews are decided by allow. It records
+// fakeAPI is a fake API server over HTTP (the apiserver's webhook clients
+// talk REST, which client-go's fake clientset does not serve): its
+// TokenReviews accept the tokens in users, its SubjectAccessReviews are
+// decided by allow, and it fails every review while fail is set. It records
 // the reviews it answers.
 type fakeAPI struct {
-	client *fake.Clientset
+	client kubernetes.Interface
 
 	mu           sync.Mutex
 	users        map[string]authnv1.UserInfo
 	allow        func(authzv1.SubjectAccessReviewSpec) bool
+	fail         bool
 	tokenReviews []authnv1.TokenReviewSpec
 	sars         []authzv1.SubjectAccessReviewSpec
 }
 
-func newFakeAPI() *fakeAPI {
+func newFakeAPI(t *testing.T) *fakeAPI {
+	t.Helper()
 	f := &fakeAPI{
-		client: fake.NewClientset(),
-		users:  map[string]authnv1.UserInfo{},
-		allow:  func(authzv1.SubjectAccessReviewSpec) bool { return true },
+		users: map[string]authnv1.UserInfo{},
+		allow: func(authzv1.SubjectAccessReviewSpec) bool { return true },
 	}
-	f.client.PrependReactor("create", "tokenreviews", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		tr := a.(clienttesting.CreateAction).GetObject().(*authnv1.TokenReview).DeepCopy()
-		f.mu.Lock()
-		defer f.mu.Unlock()
+	srv := httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(srv.Close)
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.client = client
+	return f
+}
+
+// serve answers POSTs of TokenReviews and SubjectAccessReviews.
+func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail {
+		// Forbidden is not retried by the webhook clients.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status: metav1.StatusFailure, Reason: metav1.StatusReasonForbidden, Code: http.StatusForbidden, Message: "the test API server refuses"})
+		return
+	}
+	var out any
+	switch r.URL.Path {
+	case "/apis/authentication.k8s.io/v1/tokenreviews":
+		var tr authnv1.TokenReview
+		if err := json.NewDecoder(r.Body).Decode(&tr); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		f.tokenReviews = append(f.tokenReviews, tr.Spec)
 		if u, ok := f.users[tr.Spec.Token]; ok {
 			tr.Status = authnv1.TokenReviewStatus{Authenticated: true, User: u, Audiences: tr.Spec.Audiences}
 		} else {
 			tr.Status = authnv1.TokenReviewStatus{Error: "invalid bearer token"}
 		}
-		return true, tr, nil
-	})
-	f.client.PrependReactor("create", "subjectaccessreviews", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		sar := a.(clienttesting.CreateAction).GetObject().(*authzv1.SubjectAccessReview).DeepCopy()
-		f.mu.Lock()
-		defer f.mu.Unlock()
+		out = &tr
+	case "/apis/authorization.k8s.io/v1/subjectaccessreviews":
+		var sar authzv1.SubjectAccessReview
+		if err := json.NewDecoder(r.Body).Decode(&sar); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		f.sars = append(f.sars, sar.Spec)
 		sar.Status.Allowed = f.allow(sar.Spec)
 		if !sar.Status.Allowed {
 			sar.Status.Reason = "no RBAC rule"
 		}
-		return true, sar, nil
-	})
-	return f
+		out = &sar
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+func (f *fakeAPI) setFail(fail bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = fail
 }
 
 func (f *fakeAPI) setAllow(allow func(authzv1.SubjectAccessReviewSpec) bool) {
@@ -120,7 +163,6 @@ type testEnv struct {
 	s      *Server
 	api    *fakeAPI
 	ca     *testCA // signs the serving and client certificates
-	clock  *fakeClock
 	client tls.Certificate
 }
 
@@ -132,7 +174,7 @@ func start(t *testing.T, mutate func(*Options)) *testEnv {
 	dir := t.TempDir()
 	ca := newTestCA(t, "test-ca")
 	certFile, keyFile := writeKeyPair(t, dir, ca.issue(t, testNode, nil, x509.ExtKeyUsageServerAuth, net.ParseIP("127.0.0.1")))
-	api := newFakeAPI()
+	api := newFakeAPI(t)
 	opts := Options{
 		Address:      "127.0.0.1",
 		NodeName:     testNode,
@@ -149,8 +191,6 @@ func start(t *testing.T, mutate func(*Options)) *testEnv {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	clock := &fakeClock{now: time.Now()}
-	s.clock = clock.Now
 	if err := s.Start(t.Context()); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -162,7 +202,7 @@ func start(t *testing.T, mutate func(*Options)) *testEnv {
 			t.Errorf("Shutdown: %v", err)
 		}
 	})
-	return &testEnv{t: t, s: s, api: api, ca: ca, clock: clock, client: ca.clientCert(t, "apiserver-kubelet-client", "system:masters")}
+	return &testEnv{t: t, s: s, api: api, ca: ca, client: ca.clientCert(t, "apiserver-kubelet-client", "system:masters")}
 }
 
 // tlsConfig trusts the test CA and presents certs.
@@ -226,22 +266,4 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		}
 		<-tick.C
 	}
-}
-
-// fakeClock is a clock that moves only when told.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }

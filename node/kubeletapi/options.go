@@ -2,6 +2,7 @@ package kubeletapi
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"time"
@@ -15,15 +16,14 @@ import (
 const DefaultPort = 10250
 
 // Defaults of the cache TTLs: the kubelet's authentication webhook cacheTTL
-// (allowed tokens), a short one for rejected tokens, and its authorization
-// webhook cacheAuthorizedTTL and cacheUnauthorizedTTL.
+// (for accepted and rejected tokens alike, as the apiserver's delegating
+// authenticator caches them), and its authorization webhook
+// cacheAuthorizedTTL and cacheUnauthorizedTTL.
 const (
 	DefaultTokenCacheTTL       = 2 * time.Minute
-	DefaultTokenDenyCacheTTL   = 30 * time.Second
 	DefaultAuthzAllowCacheTTL  = 5 * time.Minute
 	DefaultAuthzDenyCacheTTL   = 30 * time.Second
 	DefaultLogPollInterval     = 250 * time.Millisecond
-	defaultMaxCacheEntries     = 10000
 	maxSummaryRequestBodyBytes = 4 << 10
 )
 
@@ -64,17 +64,30 @@ type Options struct {
 	// certificate is made in memory for NodeName and NodeIPs.
 	TLSCertFile string
 	TLSKeyFile  string
+	// ServingCertificate, if set, is asked for the serving certificate at
+	// each handshake instead (a certificate obtained from the API server and
+	// renewed: serverTLSBootstrap); nil from it fails the handshake.
+	ServingCertificate func() *tls.Certificate
+	// TLSMinVersion and TLSCipherSuites are the kubelet's tlsMinVersion
+	// (VersionTLS12 when empty) and tlsCipherSuites (Go's when empty), by
+	// their Go names.
+	TLSMinVersion   string
+	TLSCipherSuites []string
 	// ClientCAFile holds the PEM CA certificates that sign client
-	// certificates (the API server's --kubelet-client-certificate), read
-	// once by New. Empty disables client-certificate authentication.
+	// certificates (the API server's --kubelet-client-certificate); it is
+	// reloaded when it changes. Empty disables client-certificate
+	// authentication.
 	ClientCAFile string
 
 	// Client reviews bearer tokens (TokenReview) and authorizes every
 	// authenticated request (SubjectAccessReview). Required.
 	Client kubernetes.Interface
-	// TokenAudiences, if set, are sent in every TokenReview, and the token
-	// must be valid for one of them.
-	TokenAudiences []string
+	// TokenWebhookDisabled turns bearer token authentication off (the
+	// kubelet's authentication.webhook.enabled false).
+	TokenWebhookDisabled bool
+	// AuthorizeAlways allows every authenticated request without asking
+	// (the kubelet's authorization mode AlwaysAllow); false: Webhook.
+	AuthorizeAlways bool
 	// Anonymous lets requests without valid credentials through as
 	// system:anonymous in group system:unauthenticated (they are still
 	// authorized). False: they are answered 401.
@@ -83,9 +96,11 @@ type Options struct {
 	// Cache TTLs of review results; 0 means the default. Errors talking to
 	// the API server are not cached.
 	TokenCacheTTL      time.Duration
-	TokenDenyCacheTTL  time.Duration
 	AuthzAllowCacheTTL time.Duration
 	AuthzDenyCacheTTL  time.Duration
+	// DebuggingHandlersDisabled leaves out /containerLogs, /exec, /attach
+	// and /portForward (the kubelet's enableDebuggingHandlers false).
+	DebuggingHandlersDisabled bool
 
 	// Pods answers /pods. Required.
 	Pods PodLister
@@ -130,13 +145,12 @@ func (o *Options) withDefaults() error {
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		return fmt.Errorf("%w: TLSCertFile and TLSKeyFile go together", ErrInvalidOptions)
 	}
-	for _, d := range []*time.Duration{&o.TokenCacheTTL, &o.TokenDenyCacheTTL, &o.AuthzAllowCacheTTL, &o.AuthzDenyCacheTTL, &o.LogPollInterval} {
+	for _, d := range []*time.Duration{&o.TokenCacheTTL, &o.AuthzAllowCacheTTL, &o.AuthzDenyCacheTTL, &o.LogPollInterval} {
 		if *d < 0 {
 			return fmt.Errorf("%w: negative duration %v", ErrInvalidOptions, *d)
 		}
 	}
 	setDefault(&o.TokenCacheTTL, DefaultTokenCacheTTL)
-	setDefault(&o.TokenDenyCacheTTL, DefaultTokenDenyCacheTTL)
 	setDefault(&o.AuthzAllowCacheTTL, DefaultAuthzAllowCacheTTL)
 	setDefault(&o.AuthzDenyCacheTTL, DefaultAuthzDenyCacheTTL)
 	setDefault(&o.LogPollInterval, DefaultLogPollInterval)

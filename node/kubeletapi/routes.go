@@ -22,10 +22,10 @@ func (s *Server) routes() http.Handler {
 	if s.opts.ResourceMetrics != nil {
 		mux.Handle("GET /metrics/resource", s.metricsHandler(s.opts.ResourceMetrics))
 	}
-	if s.opts.Logs != nil {
+	if s.opts.Logs != nil && !s.opts.DebuggingHandlersDisabled {
 		mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.containerLogs)
 	}
-	if s.opts.Containers != nil && s.opts.Streamer != nil {
+	if s.opts.Containers != nil && s.opts.Streamer != nil && !s.opts.DebuggingHandlersDisabled {
 		for _, method := range []string{http.MethodGet, http.MethodPost} {
 			mux.HandleFunc(method+" /exec/{namespace}/{pod}/{container}", s.exec)
 			mux.HandleFunc(method+" /exec/{namespace}/{pod}/{uid}/{container}", s.exec)

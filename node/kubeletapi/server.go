@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"time"
 
 	"go.uber.org/zap"
 )
@@ -21,12 +20,8 @@ type Server struct {
 	opts           Options
 	log            *zap.Logger
 	srv            *http.Server
-	authenticators []func(*http.Request) (*userInfo, bool, error)
-	authz          *sarAuthorizer
+	auth           *auth
 	streams        *streamSet
-	// clock is the time of the caches and certificate checks; tests set it
-	// before Start.
-	clock func() time.Time
 
 	// base is the parent of every request's context; cancelBase ends
 	// followed logs when the server stops. handlers counts the handlers
@@ -58,7 +53,11 @@ func New(opts Options) (*Server, error) {
 	if err := opts.withDefaults(); err != nil {
 		return nil, err
 	}
-	tlsCfg, roots, err := tlsConfig(&opts)
+	tlsCfg, err := tlsConfig(&opts)
+	if err != nil {
+		return nil, err
+	}
+	a, err := newAuth(&opts)
 	if err != nil {
 		return nil, err
 	}
@@ -67,29 +66,11 @@ func New(opts Options) (*Server, error) {
 		log:      opts.Logger.Named("kubeletapi"),
 		streams:  newStreamSet(),
 		handlers: newInflight(),
-		clock:    time.Now,
+		auth:     a,
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
-	now := func() time.Time { return s.clock() }
-	if roots != nil {
-		s.authenticators = append(s.authenticators, (&x509Authenticator{roots: roots, now: now}).authenticate)
-	}
-	s.authenticators = append(s.authenticators, (&tokenAuthenticator{
-		client:    opts.Client,
-		audiences: opts.TokenAudiences,
-		okTTL:     opts.TokenCacheTTL,
-		denyTTL:   opts.TokenDenyCacheTTL,
-		cache:     newTTLCache[tokenResult](now, defaultMaxCacheEntries),
-	}).authenticate)
-	s.authz = &sarAuthorizer{
-		client:   opts.Client,
-		nodeName: opts.NodeName,
-		allowTTL: opts.AuthzAllowCacheTTL,
-		denyTTL:  opts.AuthzDenyCacheTTL,
-		cache:    newTTLCache[decision](now, defaultMaxCacheEntries),
-	}
 	s.srv = &http.Server{
 		Handler:           s.track(s.authFilter(s.routes())),
 		TLSConfig:         tlsCfg,
@@ -137,6 +118,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.started = true
 	s.addr = ln.Addr().String()
+	s.auth.run(s.base)
 	s.log.Info("serving the kubelet API", zap.String("address", s.addr), zap.String("node", s.opts.NodeName))
 
 	served := make(chan struct{})

@@ -153,7 +153,7 @@ func (s *Server) proxyStream(w http.ResponseWriter, r *http.Request, what, rawUR
 	}
 	user := ""
 	if ui := userFrom(r.Context()); ui != nil {
-		user = ui.Name
+		user = ui.GetName()
 	}
 	s.log.Debug("proxying a stream", zap.String("kind", what), zap.String("path", r.URL.Path), zap.String("user", user))
 	h := proxy.NewUpgradeAwareHandler(u, nil, false, true, streamResponder{s})

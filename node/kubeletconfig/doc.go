@@ -1,10 +1,17 @@
-// Package kubeletconfig loads a KubeletConfiguration file
-// (kubelet.config.k8s.io/v1beta1, the kubelet's --config) for actorlet.
+// Package kubeletconfig is the kubelet v1.37's configuration as actorlet reads
+// it: every flag of the kubelet ([AddFlags]: node flags, the flags that set
+// KubeletConfiguration fields, global flags), the KubeletConfiguration file
+// (kubelet.config.k8s.io/v1beta1, --config, decoded as the kubelet decodes it:
+// [Load]) and its drop-in directory (--config-dir: [MergeDropIns]), the
+// kubelet's defaults ([SetDefaults]) and validation rules ([Validate],
+// [ValidateNodeFlags]), and its feature gates ([GatesFor]).
 //
-// actorlet honours a subset of the kubelet's fields, listed by [Supported].
-// [Load] decodes the whole type strictly, so a misspelt field is an error as
-// it is for the kubelet, but reports the fields that are set and not honoured
-// so the caller can log them once. Unset supported fields get the kubelet's
-// defaults ([Defaults]); relative staticPodPath, podLogsDir and resolvConf
-// are resolved against the directory of the file, as the kubelet does.
+// [Parse] applies the kubelet's precedence: defaults, then the file and
+// drop-ins, then the flags given on the command line. Flags and file end in
+// one KubeletConfiguration that is validated once.
+//
+// actorlet acts on a subset of the flags ([ImplementedFlags]) and fields
+// ([SupportedFields]); the others are accepted and listed by [Ignored] for
+// one warning at start. A [Profile] chooses between the kubelet's defaults
+// and `actorlet run`'s where they differ.
 package kubeletconfig

@@ -7,9 +7,11 @@
 # controller-manager runs the workload controllers (Deployments, ReplicaSets,
 # ...), garbage collection, namespaces and node lifecycle (NotReady taints).
 #
-#   test/e2e/cluster.sh install   build etcd, kube-apiserver, kube-scheduler, kube-controller-manager and
-#                                 kubectl once (cached; about 10 min cold); `install kubelet` also the
-#                                 upstream kubelet (make bench-cluster compares actorlet with it)
+#   test/e2e/cluster.sh install [kubelet] [kubeadm]
+#                                 build etcd, kube-apiserver, kube-scheduler, kube-controller-manager and
+#                                 kubectl once (cached; about 10 min cold); `kubelet` also the upstream
+#                                 kubelet (make bench-cluster compares actorlet with it), `kubeadm` also
+#                                 kubeadm (test/kubeadm)
 #   test/e2e/cluster.sh up        install if needed, certificates and tokens, start etcd, the apiserver, the
 #                                 scheduler and the controller-manager, write $PREFIX/env (source it for
 #                                 the tests) and kubeconfigs
@@ -102,12 +104,18 @@ install() {
     mv "$BIN/server" "$BIN/etcd" # the binary is named after .../server/v3
     log "built etcd $ETCD_VERSION ($(since "$t"))"
   fi
-  # The upstream kubelet (for make bench-cluster) is in the wrapper module
-  # always, so that adding it later needs no new `go mod tidy`, but built only
-  # when asked for: `install kubelet`.
+  # The upstream kubelet (for make bench-cluster) and kubeadm (for
+  # test/kubeadm) are in the wrapper module always, so that adding them later
+  # needs no new `go mod tidy`, but built only when asked for: `install
+  # kubelet`, `install kubeadm`.
   local c cmds=() missing=() want=(kube-apiserver kube-scheduler kube-controller-manager kubectl)
-  if [ "${1:-}" = kubelet ]; then want+=(kubelet); fi
-  for c in kube-apiserver kube-scheduler kube-controller-manager kubectl kubelet; do
+  for c in "$@"; do
+    case $c in
+    kubelet | kubeadm) want+=("$c") ;;
+    *) die "install: unknown extra '$c' (kubelet, kubeadm)" ;;
+    esac
+  done
+  for c in kube-apiserver kube-scheduler kube-controller-manager kubectl kubelet kubeadm; do
     cmds+=("k8s.io/kubernetes/cmd/$c")
   done
   for c in "${want[@]}"; do
@@ -343,7 +351,7 @@ status() {
 }
 
 case $CMD in
-install) install "${2:-}" ;;
+install) shift; install "$@" ;;
 up) up ;;
 down) down ;;
 # The fault tests stop the API server and start it again (etcd keeps the data).

@@ -36,7 +36,7 @@ type apiParts struct {
 
 // newAPIParts builds them; start runs the writer and the event sink until
 // stop.
-func newAPIParts(kube kubernetes.Interface, nodeName string, allocatable corev1.ResourceList, log *zap.Logger) (*apiParts, error) {
+func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocatable corev1.ResourceList, log *zap.Logger) (*apiParts, error) {
 	var w *statuswriter.Writer
 	src, err := apisource.New(apisource.Options{Client: kube, NodeName: nodeName, Logger: log.Named("apisource"),
 		OnMirror: func(p *corev1.Pod) { w.MirrorChanged(p) }})
@@ -48,7 +48,7 @@ func newAPIParts(kube kubernetes.Interface, nodeName string, allocatable corev1.
 		return nil, fmt.Errorf("status writer: %w", err)
 	}
 	b := record.NewBroadcaster()
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventKube.CoreV1().Events("")})
 	rec := b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: nodeName})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

@@ -4,22 +4,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/cri/sim"
 	"github.com/actorlet/actorlet/node/agent"
+	"github.com/actorlet/actorlet/node/certs"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletapi"
+	"github.com/actorlet/actorlet/node/kubeletconfig"
 	"github.com/actorlet/actorlet/node/nodeactor"
 	"github.com/actorlet/actorlet/node/server"
 )
@@ -28,56 +33,83 @@ import (
 // agent (journal, recovery, actors, sources), serve HTTP; on SIGTERM stop
 // the agent and leave the pods running.
 func runNode(ctx context.Context, nc *nodeConfig) error {
-	log, err := nc.log.build()
+	log, err := nc.logger()
 	if err != nil {
 		return err
 	}
 	defer log.Sync() //nolint:errcheck // stderr
 	log = log.With(zap.String("node", nc.nodeName))
-	for _, f := range nc.ignored {
-		log.Warn("KubeletConfiguration field is not supported by actorlet and is ignored", zap.String("field", f), zap.String("config", nc.configFile))
-	}
-	latency, err := parseLatency(nc.simLatency)
+	nc.logStart(log)
+	latency, err := parseLatency(nc.own.simLatency)
 	if err != nil {
 		return err
 	}
-	client, closeRuntime, err := connectRuntime(ctx, nc.runtimeEndpoint, nc.imageEndpoint, nc.runtimeTimeout,
-		sim.Options{PodCIDR: nc.simPodCIDR, HostIP: nc.nodeIP, Latency: latency}, log.Named("cri"))
+	kc := nc.kc
+	client, closeRuntime, err := connectRuntime(ctx, kc.ContainerRuntimeEndpoint, kc.ImageServiceEndpoint, kc.RuntimeRequestTimeout.Duration,
+		sim.Options{PodCIDR: nc.own.simPodCIDR, HostIP: nc.nodeIPs[0].String(), Latency: latency}, log.Named("cri"))
 	if err != nil {
 		return err
 	}
 	defer closeRuntime()
-	ver, err := waitForRuntime(ctx, client, nc.runtimeEndpoint, log)
+	ver, err := waitForRuntime(ctx, client, kc.ContainerRuntimeEndpoint, log)
 	if err != nil {
 		return err
 	}
-	log.Info("container runtime", zap.String("name", ver.RuntimeName), zap.String("version", ver.RuntimeVersion), zap.String("endpoint", nc.runtimeEndpoint))
+	driver, err := nc.cgroupDriver(ctx, client, ver.RuntimeName == sim.DefaultRuntimeName, log)
+	if err != nil {
+		return err
+	}
+	log.Info("container runtime", zap.String("name", ver.RuntimeName), zap.String("version", ver.RuntimeVersion),
+		zap.String("endpoint", kc.ContainerRuntimeEndpoint), zap.String("cgroupDriver", driver))
 
 	var nodeCfg *nodeactor.Config
-	kube, err := nc.cluster.kubeClient()
+	restCfg, clientCerts, err := nc.clusterConfig(ctx, log)
 	if err != nil {
 		return err
 	}
-	mach := machine(nc.nodeName, nc.nodeIP, nc.cluster.maxPods)
+	var kube, eventKube kubernetes.Interface
+	if restCfg != nil {
+		if kube, err = kubernetes.NewForConfig(restCfg); err != nil {
+			return fmt.Errorf("API client: %w", err)
+		}
+		// Events have their own limits (eventRecordQPS, eventBurst), as the
+		// kubelet's event client.
+		ec := rest.CopyConfig(restCfg)
+		ec.QPS, ec.Burst = float32(*kc.EventRecordQPS), int(kc.EventBurst)
+		if eventKube, err = kubernetes.NewForConfig(ec); err != nil {
+			return fmt.Errorf("event client: %w", err)
+		}
+	}
+	var certWG sync.WaitGroup
+	defer certWG.Wait()
+	certCtx, stopCerts := context.WithCancel(ctx)
+	defer stopCerts()
+	runRotator := func(r *certs.Rotator) {
+		certWG.Add(1)
+		go func() {
+			defer certWG.Done()
+			r.Run(certCtx)
+		}()
+	}
+	if clientCerts != nil {
+		runRotator(clientCerts)
+	}
+	mach := machine(nc.nodeName, nc.nodeIPs, kc.MaxPods)
 	var api *apiParts
 	if kube != nil {
-		if api, err = newAPIParts(kube, nc.nodeName, mach.Allocatable, log); err != nil {
+		if api, err = newAPIParts(kube, eventKube, nc.nodeName, mach.Allocatable, log); err != nil {
 			return err
 		}
 		// Stopped after the agent (deferred first, run last): the agent's
 		// last statuses still get written while ctx lasts.
 		defer api.stop()
 	}
-	if kube != nil && nc.cluster.registerNode {
-		taints, err := parseTaints(nc.cluster.taints)
+	if kube != nil && *kc.RegisterNode {
+		cfg, err := nc.nodeActorConfig()
 		if err != nil {
 			return err
 		}
-		cfg, err := nc.cluster.nodeActorConfig()
-		if err != nil {
-			return err
-		}
-		cfg.NodeName, cfg.Client, cfg.Labels, cfg.Taints = nc.nodeName, kube, nc.cluster.nodeLabels, taints
+		cfg.NodeName, cfg.Client, cfg.Labels, cfg.Taints = nc.nodeName, kube, nc.node.NodeLabels, kc.RegisterWithTaints
 		cfg.Machine = mach
 		cfg.Health, cfg.Logger = runtimeHealth(client), log.Named("node")
 		nodeCfg = &cfg
@@ -86,35 +118,45 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	lc := lifecycle.DefaultConfig()
-	lc.BackoffInitial, lc.BackoffMax = nc.backoffInitial, nc.backoffMax
-	lc.KeepDeadContainers = nc.maxDeadPerContainer
+	lc.BackoffInitial, lc.BackoffMax = nc.own.backoffInitial, maxRestartPeriod(kc)
+	lc.KeepDeadContainers = int(nc.node.MaxPerPodContainerCount)
 	acfg := agent.Config{
-		NodeName: nc.nodeName, RootDir: nc.rootDir, Runtime: client, RuntimeName: ver.RuntimeName,
-		ManifestDir: nc.podManifestPath, FileCheckFrequency: nc.fileCheckFrequency, PodLogsDir: nc.podLogsDir,
-		ClusterDNS: nc.clusterDNS, ClusterDomain: nc.clusterDomain, ResolvConf: nc.resolvConf,
-		Lifecycle: lc, RelistPeriod: nc.relistPeriod, Logger: log, Registerer: reg, HostIP: nc.nodeIP,
+		NodeName: nc.nodeName, RootDir: nc.node.RootDirectory, Runtime: client, RuntimeName: ver.RuntimeName,
+		ManifestDir: kc.StaticPodPath, FileCheckFrequency: kc.FileCheckFrequency.Duration, PodLogsDir: kc.PodLogsDir,
+		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain, ResolvConf: *kc.ResolverConfig,
+		Lifecycle: lc, RelistPeriod: nc.own.relistPeriod, Logger: log, Registerer: reg, HostIP: nc.nodeIPs[0].String(),
 		ActorOptions: []actor.ConfigOption{actorLogging(log)}, NodeActor: nodeCfg, Allocatable: mach.Allocatable,
-		MemoryCapacity: mach.Capacity.Memory().Value(), VolumeRefreshPeriod: nc.syncFrequency,
-		CgroupsPerQOS: nc.cgroupsPerQOS, CgroupRoot: nc.cgroupRoot,
+		MemoryCapacity: mach.Capacity.Memory().Value(), VolumeRefreshPeriod: kc.SyncFrequency.Duration,
+		CgroupsPerQOS: *kc.CgroupsPerQOS, CgroupRoot: cgroupRoot(kc),
 	}
 	gc, lr := nc.imageGC, nc.logRotation
 	acfg.ImageGC, acfg.LogRotation = &gc, &lr
-	if nc.evictionHard != "none" {
-		ev := nc.eviction
-		acfg.Eviction = &ev
-	}
+	acfg.Eviction = nc.eviction
 	acfg.ImageGCOptions = []imagegc.Option{imagegc.WithCapacity(imageFsCapacity)}
-	if kube != nil {
-		ip := net.ParseIP(nc.nodeIP)
-		acfg.KubeletAPI = &kubeletapi.Options{
-			Address: nc.cluster.address, Port: int(nc.cluster.port), NodeName: nc.nodeName, NodeIPs: []net.IP{ip},
-			TLSCertFile: nc.cluster.tlsCertFile, TLSKeyFile: nc.cluster.tlsKeyFile, ClientCAFile: nc.cluster.clientCAFile,
-			Client: kube, Anonymous: nc.cluster.anonymousAuth, Metrics: reg,
+	if kube != nil && *kc.EnableServer {
+		certFile, keyFile, servingCerts, err := nc.servingCertificate(kube, log)
+		if err != nil {
+			return err
+		}
+		authn, authz := kc.Authentication, kc.Authorization
+		opts := &kubeletapi.Options{
+			Address: kc.Address, Port: int(kc.Port), NodeName: nc.nodeName, NodeIPs: nc.nodeIPs,
+			TLSCertFile: certFile, TLSKeyFile: keyFile, TLSMinVersion: kc.TLSMinVersion, TLSCipherSuites: kc.TLSCipherSuites,
+			ClientCAFile: authn.X509.ClientCAFile, Client: kube, Anonymous: *authn.Anonymous.Enabled,
+			TokenWebhookDisabled: !*authn.Webhook.Enabled, TokenCacheTTL: authn.Webhook.CacheTTL.Duration,
+			AuthorizeAlways:    authz.Mode == kubeletconfigv1beta1.KubeletAuthorizationModeAlwaysAllow,
+			AuthzAllowCacheTTL: authz.Webhook.CacheAuthorizedTTL.Duration, AuthzDenyCacheTTL: authz.Webhook.CacheUnauthorizedTTL.Duration,
+			DebuggingHandlersDisabled: !*kc.EnableDebuggingHandlers, Metrics: reg,
 			Healthz: func(ctx context.Context) error {
 				_, err := client.Version(ctx)
 				return err
 			},
 		}
+		if servingCerts != nil {
+			opts.ServingCertificate = servingCerts.Current
+			runRotator(servingCerts)
+		}
+		acfg.KubeletAPI = opts
 	}
 	if api != nil {
 		acfg.Sources = []agent.PodSource{api.source}
@@ -125,22 +167,29 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(server.Options{
-		Address: nc.healthzBindAddress, Port: int(nc.healthzPort), Pods: a.Statuses(), Gatherer: reg, Logger: log.Named("http"),
-		Healthz: func(ctx context.Context) error {
-			_, err := client.Version(ctx)
+	// healthzPort 0 turns the health server off, as in the kubelet; under
+	// actorlet run it means any free port.
+	var srv *server.Server
+	healthz := "off"
+	if nc.profile == kubeletconfig.RunProfile || *kc.HealthzPort != 0 {
+		srv, err = server.New(server.Options{
+			Address: kc.HealthzBindAddress, Port: int(*kc.HealthzPort), Pods: a.Statuses(), Gatherer: reg, Logger: log.Named("http"),
+			Healthz: func(ctx context.Context) error {
+				_, err := client.Version(ctx)
+				return err
+			},
+		})
+		if err == nil {
+			err = srv.Start(ctx)
+		}
+		if err != nil {
+			_ = a.Stop(context.Background())
 			return err
-		},
-	})
-	if err == nil {
-		err = srv.Start(ctx)
+		}
+		healthz = srv.Addr()
 	}
-	if err != nil {
-		_ = a.Stop(context.Background())
-		return err
-	}
-	log.Info("actorlet is running", zap.String("healthz", srv.Addr()), zap.String("rootDir", nc.rootDir),
-		zap.String("manifests", nc.podManifestPath), zap.Duration("recovery", a.RecoveryTime()))
+	log.Info("actorlet is running", zap.String("healthz", healthz), zap.String("rootDir", nc.node.RootDirectory),
+		zap.String("manifests", kc.StaticPodPath), zap.Duration("recovery", a.RecoveryTime()))
 
 	var fatal error
 	select {
@@ -149,9 +198,11 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		log.Error("the node cannot go on", zap.Error(fatal))
 	}
 	log.Info("shutting down; pods keep running")
-	stopCtx, cancel := context.WithTimeout(context.Background(), nc.shutdownGracePeriod)
+	stopCtx, cancel := context.WithTimeout(context.Background(), nc.own.shutdownGracePeriod)
 	defer cancel()
-	_ = srv.Shutdown(stopCtx)
+	if srv != nil {
+		_ = srv.Shutdown(stopCtx)
+	}
 	if err := a.Stop(stopCtx); err != nil || fatal != nil {
 		return errors.Join(fatal, err)
 	}

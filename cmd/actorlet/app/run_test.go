@@ -1,6 +1,8 @@
 package app
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,18 +10,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/actorlet/actorlet/node/kubeletconfig"
 )
 
-func resolveArgs(t *testing.T, args ...string) (*nodeConfig, error) {
+func resolveArgs(t *testing.T, p kubeletconfig.Profile, args ...string) (*nodeConfig, error) {
 	t.Helper()
-	o := &runOptions{}
-	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	o.addFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
+	parsed, own, err := parseCommandLine(args, p, nil)
+	if err != nil {
+		return nil, err
 	}
-	return o.resolve(fs)
+	return resolve(parsed, own, p)
 }
 
 func TestFlagsWinOverConfig(t *testing.T) {
@@ -44,61 +44,141 @@ kubeAPIBurst: 9
 clusterDNS: [10.96.0.10]
 clusterDomain: cluster.local
 resolvConf: ""
+podLogsDir: /from/config/logs
+systemReserved: {memory: 1Gi}
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := resolveArgs(t, "--config", cfg, "--healthz-port", "20000", "--hostname-override", "Node-A", "--max-pods", "25",
-		"--cluster-domain", "example.internal")
+	nc, err := resolveArgs(t, kubeletconfig.RunProfile, "--config", cfg, "--healthz-port", "20000", "--hostname-override", "Node-A", "--max-pods", "25",
+		"--cluster-domain", "example.internal", "--pod-logs-dir", "/from/flag/logs", "--node-lease-duration-seconds", "8")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nc.healthzPort != 20000 {
-		t.Errorf("healthz port %d: the flag must win over the config", nc.healthzPort)
+	kc := nc.kc
+	if *kc.HealthzPort != 20000 || kc.PodLogsDir != "/from/flag/logs" || kc.NodeLeaseDurationSeconds != 8 {
+		t.Errorf("healthz port %d, pod logs %q, lease %d: the flags must win over the config", *kc.HealthzPort, kc.PodLogsDir, kc.NodeLeaseDurationSeconds)
 	}
-	if nc.podManifestPath != "/from/config" || nc.runtimeEndpoint != "unix:///from/config.sock" || nc.runtimeTimeout != 30*time.Second {
-		t.Errorf("config not applied: %q %q %s", nc.podManifestPath, nc.runtimeEndpoint, nc.runtimeTimeout)
+	if kc.StaticPodPath != "/from/config" || kc.ContainerRuntimeEndpoint != "unix:///from/config.sock" || kc.RuntimeRequestTimeout.Duration != 30*time.Second {
+		t.Errorf("config not applied: %q %q %s", kc.StaticPodPath, kc.ContainerRuntimeEndpoint, kc.RuntimeRequestTimeout)
 	}
-	if nc.imageEndpoint != nc.runtimeEndpoint {
-		t.Errorf("image endpoint %q, want the runtime's", nc.imageEndpoint)
+	if kc.ImageServiceEndpoint != kc.ContainerRuntimeEndpoint {
+		t.Errorf("image endpoint %q, want the runtime's", kc.ImageServiceEndpoint)
 	}
-	if nc.backoffMax != time.Minute {
-		t.Errorf("crash-loop max %s, want 1m from crashLoopBackOff.maxContainerRestartPeriod", nc.backoffMax)
+	if maxRestartPeriod(kc) != time.Minute {
+		t.Errorf("crash-loop max %s, want 1m from crashLoopBackOff.maxContainerRestartPeriod", maxRestartPeriod(kc))
 	}
-	cl := nc.cluster
-	if cl.registerNode || cl.maxPods != 25 || cl.statusUpdate != 3*time.Second || cl.statusReport != 3*time.Second ||
-		cl.leaseSeconds != 12 || cl.qps != 5 || cl.burst != 9 {
-		t.Errorf("cluster fields from the config (maxPods from the flag): %+v", cl)
+	if *kc.RegisterNode || kc.MaxPods != 25 || kc.NodeStatusUpdateFrequency.Duration != 3*time.Second || kc.NodeStatusReportFrequency.Duration != 3*time.Second ||
+		*kc.KubeAPIQPS != 5 || kc.KubeAPIBurst != 9 {
+		t.Errorf("cluster fields from the config (maxPods from the flag): %+v", kc)
 	}
-	taints, err := parseTaints(cl.taints)
-	if err != nil || len(taints) != 2 || taints[0].Value != "infra" || taints[1].Effect != "NoExecute" {
-		t.Errorf("registerWithTaints: %v %v", taints, err)
+	if len(kc.RegisterWithTaints) != 2 || kc.RegisterWithTaints[0].Value != "infra" || kc.RegisterWithTaints[1].Effect != "NoExecute" {
+		t.Errorf("registerWithTaints: %v", kc.RegisterWithTaints)
 	}
 	if nc.nodeName != "node-a" {
 		t.Errorf("node name %q, want it lower-cased", nc.nodeName)
 	}
-	if !slices.Equal(nc.clusterDNS, []string{"10.96.0.10"}) || nc.clusterDomain != "example.internal" || nc.resolvConf != "" {
-		t.Errorf("DNS: clusterDNS %v, clusterDomain %q (the flag's), resolvConf %q (the config's none)", nc.clusterDNS, nc.clusterDomain, nc.resolvConf)
+	if !slices.Equal(kc.ClusterDNS, []string{"10.96.0.10"}) || kc.ClusterDomain != "example.internal" || *kc.ResolverConfig != "" {
+		t.Errorf("DNS: clusterDNS %v, clusterDomain %q (the flag's), resolvConf %q (the config's none)", kc.ClusterDNS, kc.ClusterDomain, *kc.ResolverConfig)
 	}
-	if !slices.Equal(nc.ignored, []string{"cgroupDriver"}) {
-		t.Errorf("ignored %v, want [cgroupDriver]", nc.ignored)
+	if !slices.Equal(nc.ignoredFields, []string{"systemReserved.memory"}) || len(nc.ignoredFlags) != 0 {
+		t.Errorf("ignored fields %v flags %v, want [systemReserved.memory] and none", nc.ignoredFields, nc.ignoredFlags)
 	}
 }
 
 func TestResolveRejectsBadValues(t *testing.T) {
-	if _, err := resolveArgs(t, "--crashloop-backoff-initial", "1m", "--crashloop-backoff-max", "10s"); err == nil || !strings.Contains(err.Error(), "back-off") {
-		t.Errorf("an inverted back-off range: %v", err)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--crashloop-backoff-initial", "1m", "--crashloop-backoff-max", "10s"}, "back-off"},
+		{[]string{"--node-ip", "node-a"}, "--node-ip"},
+		{[]string{"--cluster-dns", "10.96.0.10,kube-dns"}, "--cluster-dns"},
+		{[]string{"--root-dir", ""}, "--root-dir"},
+		{[]string{"--config", "/nonexistent/kubelet.yaml"}, "/nonexistent/kubelet.yaml"},
+		{[]string{"--max-pods=-5"}, "maxPods (--max-pods) -5 must not be a negative number"},
+		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
+		{[]string{"--node-labels", "kubernetes.io/role=master"}, "unknown 'kubernetes.io' or 'k8s.io' labels"},
+		{[]string{"--container-log-monitor-interval", "1s"}, "containerLogMonitorInterval must be"},
+	} {
+		if _, err := resolveArgs(t, kubeletconfig.RunProfile, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want it to say %q", tc.args, err, tc.want)
+		}
 	}
-	if _, err := resolveArgs(t, "--node-ip", "node-a"); err == nil || !strings.Contains(err.Error(), "--node-ip") {
-		t.Errorf("a node IP that is no IP: %v", err)
+}
+
+func TestLoggingFollowsTheKubeletsFlags(t *testing.T) {
+	for _, tc := range []struct {
+		p             kubeletconfig.Profile
+		args          []string
+		level, format string
+	}{
+		{kubeletconfig.RunProfile, nil, "info", "json"},
+		{kubeletconfig.KubeletProfile, nil, "info", "console"},
+		{kubeletconfig.KubeletProfile, []string{"--v=4"}, "debug", "console"},
+		{kubeletconfig.KubeletProfile, []string{"--v=2", "--logging-format=json"}, "info", "json"},
+		{kubeletconfig.RunProfile, []string{"--logging-format=text"}, "info", "console"},
+		{kubeletconfig.KubeletProfile, []string{"--v=5", "--log-level=warn", "--log-format=json"}, "warn", "json"},
+	} {
+		nc, err := resolveArgs(t, tc.p, append([]string{"--node-ip=127.0.0.1", "--fail-cgroupv1=false"}, tc.args...)...)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if nc.log.level != tc.level || nc.log.format != tc.format {
+			t.Errorf("%q: level %s format %s; want %s %s", tc.args, nc.log.level, nc.log.format, tc.level, tc.format)
+		}
 	}
-	if _, err := resolveArgs(t, "--cluster-dns", "10.96.0.10,kube-dns"); err == nil || !strings.Contains(err.Error(), "--cluster-dns") {
-		t.Errorf("a cluster DNS that is no IP: %v", err)
+}
+
+// TestKubeletCommandLine: without a subcommand, or as kubelet, actorlet
+// takes the kubelet's command line.
+func TestKubeletCommandLine(t *testing.T) {
+	run := func(name string, args ...string) (string, string, error) {
+		var out, errOut bytes.Buffer
+		m := kubeletMode
+		m.stdout, m.stderr = &out, &errOut
+		var err error
+		if name == "kubelet" || len(args) == 0 || strings.HasPrefix(args[0], "-") {
+			err = runKubelet(context.Background(), args, m)
+		} else {
+			root := NewRootCommand()
+			root.SetArgs(args)
+			root.SetOut(&out)
+			root.SetErr(&errOut)
+			err = root.Execute()
+		}
+		return out.String(), errOut.String(), err
 	}
-	if _, err := resolveArgs(t, "--root-dir", ""); err == nil || !strings.Contains(err.Error(), "--root-dir") {
-		t.Errorf("an empty root dir: %v", err)
+	out, _, err := run("kubelet", "--version")
+	if err != nil || out != "Kubernetes "+KubernetesVersion+"\n" {
+		t.Errorf("kubelet --version = %q, %v", out, err)
 	}
-	if _, err := resolveArgs(t, "--config", "/nonexistent/kubelet.yaml"); err == nil || !strings.Contains(err.Error(), "/nonexistent/kubelet.yaml") {
-		t.Errorf("a missing config file: %v", err)
+	if out, _, err := run("actorlet", "--version=raw"); err != nil || !strings.Contains(out, `GitVersion:"v1.37.2-actorlet"`) {
+		t.Errorf("--version=raw = %q, %v", out, err)
+	}
+	out, _, err = run("kubelet", "-h")
+	if err != nil || !strings.Contains(out, "--bootstrap-kubeconfig") || !strings.Contains(out, "--rotate-certificates") {
+		t.Errorf("kubelet -h = %v, %.200q", err, out)
+	}
+	out, _, err = run("actorlet", "run", "--help")
+	if err != nil || !strings.Contains(out, "actorlet run [flags]") || !strings.Contains(out, "--crashloop-backoff-initial") {
+		t.Errorf("actorlet run --help = %v, %.200q", err, out)
+	}
+	// The kubelet's deprecation notices, as the kubelet prints them; not
+	// for actorlet run's flags.
+	_, errOut, err := run("kubelet", "--max-pods=-5", "--maximum-dead-containers=3")
+	if err == nil || !strings.Contains(err.Error(), "maxPods (--max-pods) -5") {
+		t.Errorf("kubelet --max-pods=-5: %v", err)
+	}
+	if !strings.Contains(errOut, "Flag --max-pods has been deprecated, This parameter should be set via the config file") ||
+		!strings.Contains(errOut, "Flag --maximum-dead-containers has been deprecated") {
+		t.Errorf("deprecation notices: %q", errOut)
+	}
+	_, errOut, _ = run("actorlet", "run", "--max-pods=-5", "--maximum-dead-containers=3")
+	if strings.Contains(errOut, "--max-pods has been deprecated") || !strings.Contains(errOut, "--maximum-dead-containers has been deprecated") {
+		t.Errorf("actorlet run's deprecation notices: %q", errOut)
+	}
+	if _, _, err := run("kubelet", "run"); err == nil || !strings.Contains(err.Error(), "unknown command run") {
+		t.Errorf("kubelet run: %v (the kubelet takes no arguments)", err)
 	}
 }
 
@@ -111,15 +191,5 @@ func TestParseLatency(t *testing.T) {
 		if _, err := parseLatency(bad); err == nil {
 			t.Errorf("parseLatency(%q) accepted", bad)
 		}
-	}
-}
-
-func TestParseEvictionHard(t *testing.T) {
-	got, err := parseEvictionHard("memory.available<100Mi, nodefs.available<10%")
-	if err != nil || len(got) != 2 || got["memory.available"] != "100Mi" || got["nodefs.available"] != "10%" {
-		t.Fatalf("= %v, %v", got, err)
-	}
-	if _, err := parseEvictionHard("memory.available=100Mi"); err == nil {
-		t.Fatal("no error for a malformed threshold")
 	}
 }
