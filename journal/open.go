@@ -88,6 +88,15 @@ func prepareWritable(res openResult, path string, opts Options, log *zap.Logger)
 		if err != nil {
 			return podIndex{}, nil, err
 		}
+		fallthrough
+	case res.schema == schemaUnframed:
+		err := guard(log, path, func() error { return migrateV2(res.db, path, opts.Clock.Now(), log) })
+		if errors.Is(err, ErrCorrupt) {
+			return podIndex{}, err, nil
+		}
+		if err != nil {
+			return podIndex{}, nil, err
+		}
 	}
 	return loadIndex(res.db, path, log)
 }
@@ -213,6 +222,12 @@ func checkOpened(db *bolt.DB, path string, log *zap.Logger) (empty bool, schema 
 			if schema > SchemaVersion {
 				return fmt.Errorf("journal %s has schema version %d; this actorlet knows versions up to %d: %w",
 					path, schema, SchemaVersion, ErrSchemaVersion)
+			}
+			if schema == SchemaVersion {
+				// The meta values are believed: their checksums must hold.
+				if problems := checkMeta(tx); problems != nil {
+					return &CorruptError{Path: path, Problems: problems}
+				}
 			}
 			for _, name := range requiredBuckets(schema) {
 				if tx.Bucket(name) == nil {

@@ -198,6 +198,7 @@ func (w writeTx) append(r *request) (rejected, err error) {
 	from := len(w.s.refs)
 	for i, rec := range r.recs {
 		n, k := w.s.nextKey()
+		sealKey(rec, k) // once: a request is applied in one transaction only
 		if err := w.log.Put(k, rec); err != nil {
 			return nil, err
 		}
@@ -229,8 +230,15 @@ func (w writeTx) snapshot(r *request) (rejected, err error) {
 }
 
 func (w writeTx) delete(r *request) error {
-	if err := w.deleteRecords(w.s.remove(r.uid)); err != nil {
+	keys, snapKey := w.s.remove(r.uid)
+	if err := w.deleteRecords(keys); err != nil {
 		return err
+	}
+	if snapKey != "" && snapKey != r.uid {
+		// A damaged snapshot key that its checksums tell is this pod's.
+		if err := w.snaps.Delete([]byte(snapKey)); err != nil {
+			return err
+		}
 	}
 	return w.snaps.Delete([]byte(r.uid))
 }
