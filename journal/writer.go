@@ -178,6 +178,13 @@ func (w writeTx) apply(r *request) (rejected, err error) {
 	case kindSnapshot:
 		return w.snapshot(r)
 	case kindDelete:
+		if r.ifLast {
+			e := w.s.entry(r.uid)
+			if last := w.s.lastSeq(e); e == nil || last != r.first {
+				return fmt.Errorf("delete pod %q at seq %d: its stream ends at seq %d now: %w",
+					r.uid, r.first, last, ErrSequence), nil
+			}
+		}
 		return nil, w.delete(r)
 	}
 	return nil, fmt.Errorf("unknown request kind %d", r.kind)

@@ -73,8 +73,8 @@ type Config struct {
 	// ActorOptions configure the actor system (logging).
 	ActorOptions []actor.ConfigOption
 	// RemovedRetention is how long the journal keeps a removed pod's final
-	// snapshot (for `actorlet journal`) before recovery compacts it away
-	// (default 1h).
+	// snapshot (for `actorlet journal`) before recovery, or the running
+	// node's periodic compaction (compaction.go), deletes it (default 1h).
 	RemovedRetention time.Duration
 	// Pods are the first desired sets of embedded sources (see SetPods), by
 	// source name. Recovery takes down journaled pods that no source wants,
@@ -313,6 +313,11 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	go func() {
 		defer a.wg.Done()
 		a.volumeUpkeep(runCtx, vols, cfg.VolumeRefreshPeriod)
+	}()
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		compactRemovedLoop(runCtx, j, cfg.RemovedRetention, log.Named("journal"))
 	}()
 	if gc != nil {
 		a.wg.Add(1)
