@@ -62,7 +62,7 @@ type podEntry struct {
 	// the pod's UID: a damaged key whose snapshot's checksums name this pod.
 	snapKey string
 	hasSnap bool
-	snapSeq     uint64
+	snapSeq uint64
 	// recs are the pod's records in log order. The slice is only ever
 	// appended to in place; compaction replaces it.
 	recs []recRef

@@ -35,14 +35,14 @@ const (
 type request struct {
 	kind  requestKind
 	uid   string
-	first uint64   // kindAppend: seq of recs[0]; kindDelete with ifLast: the pod's last seq
+	first uint64 // kindAppend: seq of recs[0]; kindDelete with ifLast: the pod's last seq
 	// ifLast: a kindDelete that applies only if the pod's stream still ends
 	// at first (DeleteAt).
 	ifLast bool
-	recs  [][]byte // kindAppend: marshalled envelopes; kindSnapshot: the snapshot
-	size  int      // bytes in recs
-	snap  *pb.Snapshot
-	ctx   context.Context // kindVerify: the caller's
+	recs   [][]byte // kindAppend: marshalled envelopes; kindSnapshot: the snapshot
+	size   int      // bytes in recs
+	snap   *pb.Snapshot
+	ctx    context.Context // kindVerify: the caller's
 	// entry is the pod's index entry, looked up by the writer before an
 	// append-only transaction (nil if none yet). Writer only.
 	entry *podEntry
