@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -249,7 +250,14 @@ func checkOpened(db *bolt.DB, path string, log *zap.Logger) (empty bool, schema 
 }
 
 // checkPages runs bbolt's page-level consistency check on tx.
+//
+// bbolt's Check walks the pages in a goroutine of its own, where a fault on
+// the mapping (a damaged page number or value size pointing past the file)
+// cannot be turned into a panic and kills the process. So the caller's
+// goroutine first touches every page Check would (touchPages): it runs under
+// guard, with SetPanicOnFault, and such damage becomes a *CorruptError there.
 func checkPages(tx *bolt.Tx) []Problem {
+	touchPages(tx)
 	var problems []Problem
 	n := 0
 	for err := range tx.Check() {
@@ -301,4 +309,36 @@ func syncDir(dir string, log *zap.Logger) {
 	if err != nil {
 		log.Warn("fsync of journal directory failed", zap.String("dir", dir), zap.Error(err))
 	}
+}
+
+// touchSink keeps touchPages' reads from being optimized away.
+var touchSink atomic.Uint32
+
+// touchPages reads every branch, leaf and overflow page of every bucket of
+// tx (each key and the first and last byte of each value), in the caller's
+// goroutine; it panics (under guard) on a damaged page.
+func touchPages(tx *bolt.Tx) {
+	var sink byte
+	var walk func(b *bolt.Bucket)
+	walk = func(b *bolt.Bucket) {
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if len(k) > 0 {
+				sink ^= k[len(k)-1]
+			}
+			switch {
+			case v == nil:
+				if nb := b.Bucket(k); nb != nil {
+					walk(nb)
+				}
+			case len(v) > 0:
+				sink ^= v[0] ^ v[len(v)-1]
+			}
+		}
+	}
+	_ = tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+		walk(b)
+		return nil
+	})
+	touchSink.Store(uint32(sink))
 }
