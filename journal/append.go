@@ -105,6 +105,23 @@ func (j *Journal) Delete(ctx context.Context, podUID string) error {
 	return nil
 }
 
+// DeleteAt deletes the pod as Delete does, but only if its stored stream
+// still ends at seq lastSeq (its snapshot's seq if it has no events after
+// it): else (also if nothing is stored for it) it fails with ErrSequence
+// and deletes nothing. It is how a compaction that decided from a read that a pod is gone
+// removes it without racing a writer that appended since.
+func (j *Journal) DeleteAt(ctx context.Context, podUID string, lastSeq uint64) error {
+	if err := checkPodUID(podUID); err != nil {
+		return fmt.Errorf("delete pod %q: %w", podUID, err)
+	}
+	r := newRequest(kindDelete, podUID)
+	r.first, r.ifLast = lastSeq, true
+	if err := j.submit(ctx, r); err != nil {
+		return fmt.Errorf("delete pod %q: %w", podUID, err)
+	}
+	return nil
+}
+
 // submit queues r for the writer and waits for its outcome (see Append for
 // the ctx contract).
 func (j *Journal) submit(ctx context.Context, r *request) error {

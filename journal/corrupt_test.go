@@ -252,7 +252,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	populate(t, dir, 1, 1)
 	editFile(t, dir, func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(SchemaVersion+1)))
+		return tx.Bucket(bucketMeta).Put(keySchema, sealMeta(keySchema, strconv.Itoa(SchemaVersion+1)))
 	})
 	before, err := os.ReadFile(filepath.Join(dir, FileName))
 	if err != nil {

@@ -211,3 +211,13 @@ func wantErrIs(t testing.TB, err, target error) {
 		t.Fatalf("error %v, want one wrapping %v", err, target)
 	}
 }
+
+// sealT frames payload for key as the journal does, its head CRC from the
+// payload's header if it has one: damage behind sound checksums.
+func sealT(key, payload []byte) []byte {
+	uid, seq, err := readHeader(payload)
+	if err != nil {
+		uid, seq = nil, 0
+	}
+	return seal(key, payload, uid, seq)
+}

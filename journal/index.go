@@ -58,8 +58,11 @@ type podEntry struct {
 	// snapProblem, if not empty, says why the stored snapshot's seq cannot
 	// be read; writes to the pod (other than Delete) are refused.
 	snapProblem string
-	hasSnap     bool
-	snapSeq     uint64
+	// snapKey is the key the pod's snapshot is stored under when it is not
+	// the pod's UID: a damaged key whose snapshot's checksums name this pod.
+	snapKey string
+	hasSnap bool
+	snapSeq uint64
 	// recs are the pod's records in log order. The slice is only ever
 	// appended to in place; compaction replaces it.
 	recs []recRef
@@ -70,71 +73,128 @@ type recRef struct{ seq, key uint64 }
 
 // published returns a copy of what readers may see of the entry.
 func (e *podEntry) published() podEntry {
-	return podEntry{hasSnap: e.hasSnap, snapSeq: e.snapSeq, snapProblem: e.snapProblem, recs: slices.Clone(e.recs)}
+	return podEntry{hasSnap: e.hasSnap, snapSeq: e.snapSeq, snapProblem: e.snapProblem, snapKey: e.snapKey, recs: slices.Clone(e.recs)}
 }
 
-// buildIndex reads the index from the file: every snapshot's seq and every
-// log record's header (readHeader), not the records' events.
+// buildIndex reads the index from the file: every snapshot's and log
+// record's frame and header (openRecord), not the records' events. A record
+// whose checksum fails but whose pod can be told is indexed as its pod's:
+// Load reads it again and reports it.
 func buildIndex(tx *bolt.Tx) podIndex {
 	x := podIndex{pods: make(map[string]*podEntry)}
 	c := tx.Bucket(bucketSnapshots).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		e := &podEntry{hasSnap: true}
-		x.pods[string(k)] = e
-		if v == nil {
-			e.snapProblem = "snapshots bucket holds a bucket, not a snapshot"
+		sn := openSnapshot(k, v)
+		e := x.pods[sn.owner]
+		if e == nil {
+			e = new(podEntry)
+			x.pods[sn.owner] = e
+		}
+		e.hasSnap = true
+		if sn.owner != string(k) {
+			e.snapKey = string(k)
+		}
+		if sn.problem != nil {
+			e.snapProblem = sn.problem.Detail
 			continue
 		}
-		uid, seq, err := readHeader(v)
-		switch {
-		case err != nil:
-			e.snapProblem = fmt.Sprintf("snapshot header does not decode: %v", err)
-		case string(uid) != string(k):
-			e.snapProblem = fmt.Sprintf("snapshot has pod_uid %q", uid)
-		default:
-			e.snapSeq, e.last = seq, seq
-		}
+		e.snapSeq, e.last = sn.seq, sn.seq
 	}
 	c = tx.Bucket(bucketLog).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		key, uid, seq, p := readLogRecord(k, v)
-		if key > x.lastKey {
-			x.lastKey = key
+		r := readLogRecord(k, v)
+		if r.key > x.lastKey {
+			x.lastKey = r.key
 		}
-		if p != nil {
-			x.orphans = append(x.orphans, *p)
+		if r.fileProblem != nil {
+			x.orphans = append(x.orphans, *r.fileProblem)
 			continue
 		}
-		e := x.pods[string(uid)]
+		e := x.pods[string(r.uid)]
 		if e == nil {
 			e = new(podEntry)
-			x.pods[string(uid)] = e
+			x.pods[string(r.uid)] = e
 		}
-		e.recs = append(e.recs, recRef{seq: seq, key: key})
-		e.last = seq
+		e.recs = append(e.recs, recRef{seq: r.seq, key: r.key})
+		e.last = r.seq
 		x.records++
 	}
 	return x
 }
 
-// readLogRecord parses the key and header of the log record k → v. A record
-// whose pod cannot be told is a problem of the file (PodUID empty). key is 0
-// if k is not a record number.
-func readLogRecord(k, v []byte) (key uint64, uid []byte, seq uint64, p *Problem) {
+// logRecord is what readLogRecord found in one log record.
+type logRecord struct {
+	// key is the record number, 0 if the key is not one.
+	key uint64
+	// uid and seq are the record's pod and seq (checked by its checksums),
+	// unless fileProblem is set.
+	uid []byte
+	seq uint64
+	// payload is the intact record's protobuf encoding; nil if damaged.
+	payload []byte
+	// damage says how the record of pod uid is damaged ("" if intact).
+	damage string
+	// fileProblem: the record's pod cannot be told.
+	fileProblem *Problem
+}
+
+// readLogRecord checks the log record k → v and reads its header. A record
+// whose pod cannot be told is a problem of the file (PodUID empty).
+func readLogRecord(k, v []byte) logRecord {
 	key, ok := parseLogKey(k)
 	switch {
 	case !ok:
-		return 0, nil, 0, &Problem{Detail: fmt.Sprintf("log key %x is not an 8-byte record number", k)}
+		return logRecord{fileProblem: &Problem{Detail: fmt.Sprintf("log key %x is not an 8-byte record number", k)}}
 	case v == nil:
-		return key, nil, 0, &Problem{Detail: fmt.Sprintf("log record #%d is a bucket, not a record", key)}
+		return logRecord{key: key, fileProblem: &Problem{Detail: fmt.Sprintf("log record #%d is a bucket, not a record", key)}}
 	}
-	uid, seq, err := readHeader(v)
-	if err != nil {
-		return key, nil, 0, &Problem{Detail: fmt.Sprintf(
-			"log record #%d does not decode (%v); it cannot be told which pod it belongs to, so any pod's stream may lack it",
-			key, err)}
+	o := openRecord(k, v)
+	if !o.told {
+		return logRecord{key: key, fileProblem: &Problem{Detail: fmt.Sprintf(
+			"log record #%d: %s; it cannot be told which pod it belongs to, so any pod's stream may lack it",
+			key, o.damage)}}
 	}
-	return key, uid, seq, nil
+	r := logRecord{key: key, uid: o.uid, seq: o.seq}
+	if o.intact {
+		r.payload = o.payload
+	} else {
+		r.damage = fmt.Sprintf("log record #%d: %s", key, o.damage)
+	}
+	return r
+}
+
+// storedSnapshot is what openSnapshot found in one stored snapshot.
+type storedSnapshot struct {
+	// owner is the pod the snapshot belongs to: the one its checksummed
+	// header names if it can be told, else its key.
+	owner string
+	// seq and payload are set if the snapshot is intact.
+	seq     uint64
+	payload []byte
+	problem *Problem
+}
+
+// openSnapshot checks the snapshot k → v (k is the pod UID it is stored
+// under) and reads its header.
+func openSnapshot(k, v []byte) storedSnapshot {
+	s := storedSnapshot{owner: string(k)}
+	if v == nil {
+		s.problem = &Problem{PodUID: s.owner, Detail: "snapshots bucket holds a bucket, not a snapshot, for this pod"}
+		return s
+	}
+	o := openRecord(k, v)
+	switch {
+	case o.told && string(o.uid) != s.owner && !o.intact:
+		s.owner = string(o.uid)
+		s.problem = &Problem{PodUID: s.owner, Detail: fmt.Sprintf("snapshot stored under key %q: %s", k, o.damage)}
+	case !o.intact:
+		s.problem = &Problem{PodUID: s.owner, Detail: "snapshot: " + o.damage}
+	case string(o.uid) != s.owner:
+		s.problem = &Problem{PodUID: s.owner, Detail: fmt.Sprintf("snapshot has pod_uid %q", o.uid)}
+	default:
+		s.seq, s.payload = o.seq, o.payload
+	}
+	return s
 }
 
 // diff describes how x differs from y (the index built from the file), ""

@@ -11,16 +11,21 @@ import (
 
 // SchemaVersion is the version of the file layout and of the records this
 // build writes. It is stored in the meta bucket and in every record. Version
-// 2 is the append-only log layout drawn in doc.go; version 1 kept a bucket
-// per pod (see migrate.go). The record encoding did not change between them:
-// records of version 1 and 2 read alike.
-const SchemaVersion = 2
+// 3 is the append-only log layout drawn in doc.go with every value framed
+// with CRC-32C checksums (frame.go); version 2 was the same layout without
+// checksums, version 1 kept a bucket per pod (see migrate.go). The protobuf
+// encoding of records did not change between them: records of version 1, 2
+// and 3 read alike once unframed.
+const SchemaVersion = 3
 
 // Schema versions this build knows.
 const (
 	// schemaPodBuckets is the first layout: a bucket per pod, keyed by seq.
 	// Open migrates it; OpenReadOnly refuses it.
 	schemaPodBuckets = 1
+	// schemaUnframed is the log layout without checksums. Open migrates it;
+	// OpenReadOnly refuses it.
+	schemaUnframed = 2
 	// minRecordSchema is the oldest record schema_version that reads as
 	// today's.
 	minRecordSchema = 1
@@ -79,10 +84,10 @@ func initLayout(tx *bolt.Tx, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+	if err := meta.Put(keySchema, sealMeta(keySchema, strconv.Itoa(SchemaVersion))); err != nil {
 		return err
 	}
-	if err := meta.Put(keyCreated, []byte(now.UTC().Format(time.RFC3339Nano))); err != nil {
+	if err := meta.Put(keyCreated, sealMeta(keyCreated, now.UTC().Format(time.RFC3339Nano))); err != nil {
 		return err
 	}
 	if _, err := tx.CreateBucketIfNotExists(bucketLog); err != nil {
@@ -92,7 +97,8 @@ func initLayout(tx *bolt.Tx, now time.Time) error {
 	return err
 }
 
-// readSchema returns the schema version stored in the meta bucket.
+// readSchema returns the schema version stored in the meta bucket: framed
+// and checksummed since version 3, plain decimal ASCII in versions 1 and 2.
 func readSchema(tx *bolt.Tx) (int, error) {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
@@ -102,11 +108,38 @@ func readSchema(tx *bolt.Tx) (int, error) {
 	if v == nil {
 		return 0, fmt.Errorf("key %s/%s is missing", bucketMeta, keySchema)
 	}
-	n, err := strconv.Atoi(string(v))
-	if err != nil || n <= 0 {
+	framed := len(v) > 0 && v[0] == frameMagic
+	text := v
+	if framed {
+		var err error
+		if text, err = openMeta(keySchema, v); err != nil {
+			return 0, err
+		}
+	}
+	n, err := strconv.Atoi(string(text))
+	switch {
+	case err != nil || n <= 0:
 		return 0, fmt.Errorf("key %s/%s holds %q, not a schema version", bucketMeta, keySchema, v)
+	case framed != (n > schemaUnframed):
+		return 0, fmt.Errorf("key %s/%s holds schema version %d, framed %v: damaged", bucketMeta, keySchema, n, framed)
 	}
 	return n, nil
+}
+
+// checkMeta checks the frames of every meta value (schema version 3).
+func checkMeta(tx *bolt.Tx) []Problem {
+	var problems []Problem
+	c := tx.Bucket(bucketMeta).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v == nil {
+			problems = append(problems, Problem{Detail: fmt.Sprintf("meta key %q holds a bucket", k)})
+			continue
+		}
+		if _, err := openMeta(k, v); err != nil {
+			problems = append(problems, Problem{Detail: err.Error()})
+		}
+	}
+	return problems
 }
 
 // requiredBuckets are the buckets a file of the given schema version must

@@ -94,18 +94,19 @@ func TestOpenMigratesSchema1(t *testing.T) {
 	}
 	closeT(t, j)
 
-	// The file is of schema 2 now, without the pods bucket.
+	// The file is of schema 3 now, without the pods bucket.
 	db, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
-		if got := string(meta.Get(keySchema)); got != "2" {
-			t.Errorf("schema %q after migration, want 2", got)
+		if got, err := openMeta(keySchema, meta.Get(keySchema)); err != nil || string(got) != "3" {
+			t.Errorf("schema %q (%v) after migration, want 3", got, err)
 		}
-		if got := string(meta.Get(keyMigrated)); got != "from schema 1 at 2025-03-04T05:06:07Z" {
-			t.Errorf("migrated = %q", got)
+		if got, err := openMeta(keyMigrated, meta.Get(keyMigrated)); err != nil ||
+			string(got) != "from schema 1 at 2025-03-04T05:06:07Z; from schema 2 at 2025-03-04T05:06:07Z" {
+			t.Errorf("migrated = %q (%v)", got, err)
 		}
 		if tx.Bucket(bucketPodsV1) != nil {
 			t.Error("the schema 1 pods bucket is still there")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -82,6 +83,15 @@ func prepareWritable(res openResult, path string, opts Options, log *zap.Logger)
 		syncDir(filepath.Dir(path), log)
 	case res.schema == schemaPodBuckets:
 		err := guard(log, path, func() error { return migrateV1(res.db, path, opts.Clock.Now(), log) })
+		if errors.Is(err, ErrCorrupt) {
+			return podIndex{}, err, nil
+		}
+		if err != nil {
+			return podIndex{}, nil, err
+		}
+		fallthrough
+	case res.schema == schemaUnframed:
+		err := guard(log, path, func() error { return migrateV2(res.db, path, opts.Clock.Now(), log) })
 		if errors.Is(err, ErrCorrupt) {
 			return podIndex{}, err, nil
 		}
@@ -214,6 +224,12 @@ func checkOpened(db *bolt.DB, path string, log *zap.Logger) (empty bool, schema 
 				return fmt.Errorf("journal %s has schema version %d; this actorlet knows versions up to %d: %w",
 					path, schema, SchemaVersion, ErrSchemaVersion)
 			}
+			if schema == SchemaVersion {
+				// The meta values are believed: their checksums must hold.
+				if problems := checkMeta(tx); problems != nil {
+					return &CorruptError{Path: path, Problems: problems}
+				}
+			}
 			for _, name := range requiredBuckets(schema) {
 				if tx.Bucket(name) == nil {
 					return &CorruptError{Path: path, Problems: []Problem{{
@@ -234,7 +250,14 @@ func checkOpened(db *bolt.DB, path string, log *zap.Logger) (empty bool, schema 
 }
 
 // checkPages runs bbolt's page-level consistency check on tx.
+//
+// bbolt's Check walks the pages in a goroutine of its own, where a fault on
+// the mapping (a damaged page number or value size pointing past the file)
+// cannot be turned into a panic and kills the process. So the caller's
+// goroutine first touches every page Check would (touchPages): it runs under
+// guard, with SetPanicOnFault, and such damage becomes a *CorruptError there.
 func checkPages(tx *bolt.Tx) []Problem {
+	touchPages(tx)
 	var problems []Problem
 	n := 0
 	for err := range tx.Check() {
@@ -286,4 +309,36 @@ func syncDir(dir string, log *zap.Logger) {
 	if err != nil {
 		log.Warn("fsync of journal directory failed", zap.String("dir", dir), zap.Error(err))
 	}
+}
+
+// touchSink keeps touchPages' reads from being optimized away.
+var touchSink atomic.Uint32
+
+// touchPages reads every branch, leaf and overflow page of every bucket of
+// tx (each key and the first and last byte of each value), in the caller's
+// goroutine; it panics (under guard) on a damaged page.
+func touchPages(tx *bolt.Tx) {
+	var sink byte
+	var walk func(b *bolt.Bucket)
+	walk = func(b *bolt.Bucket) {
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if len(k) > 0 {
+				sink ^= k[len(k)-1]
+			}
+			switch {
+			case v == nil:
+				if nb := b.Bucket(k); nb != nil {
+					walk(nb)
+				}
+			case len(v) > 0:
+				sink ^= v[0] ^ v[len(v)-1]
+			}
+		}
+	}
+	_ = tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+		walk(b)
+		return nil
+	})
+	touchSink.Store(uint32(sink))
 }

@@ -35,11 +35,14 @@ const (
 type request struct {
 	kind  requestKind
 	uid   string
-	first uint64   // kindAppend: seq of recs[0]
-	recs  [][]byte // kindAppend: marshalled envelopes; kindSnapshot: the snapshot
-	size  int      // bytes in recs
-	snap  *pb.Snapshot
-	ctx   context.Context // kindVerify: the caller's
+	first uint64 // kindAppend: seq of recs[0]; kindDelete with ifLast: the pod's last seq
+	// ifLast: a kindDelete that applies only if the pod's stream still ends
+	// at first (DeleteAt).
+	ifLast bool
+	recs   [][]byte // kindAppend: marshalled envelopes; kindSnapshot: the snapshot
+	size   int      // bytes in recs
+	snap   *pb.Snapshot
+	ctx    context.Context // kindVerify: the caller's
 	// entry is the pod's index entry, looked up by the writer before an
 	// append-only transaction (nil if none yet). Writer only.
 	entry *podEntry
@@ -63,7 +66,7 @@ func newRequest(kind requestKind, uid string) *request {
 // pool. (A canceled request is not released: the writer may still look at
 // it.)
 func (r *request) release() {
-	r.uid, r.first, r.recs, r.size, r.snap, r.ctx, r.next, r.entry = "", 0, nil, 0, nil, nil, nil, nil
+	r.uid, r.first, r.recs, r.size, r.snap, r.ctx, r.next, r.entry, r.ifLast = "", 0, nil, 0, nil, nil, nil, nil, false
 	r.rec1[0] = nil
 	r.state.Store(stateQueued)
 	requestPool.Put(r)

@@ -43,28 +43,39 @@ func (j *Journal) Load(ctx context.Context, podUID string) (*Stream, error) {
 		if orphans != nil {
 			return &CorruptError{Path: j.path, Problems: slices.Clone(orphans)}
 		}
-		snap := tx.Bucket(bucketSnapshots).Get([]byte(podUID))
+		snapKey := podUID
+		if entry.snapKey != "" {
+			snapKey = entry.snapKey
+		}
+		snap := tx.Bucket(bucketSnapshots).Get([]byte(snapKey))
 		if !known && snap == nil {
 			return ErrNotFound
 		}
-		b := newStreamBuilder(podUID, snap, true)
-		if entry.hasSnap && snap == nil {
+		b := newStreamBuilder(podUID, true)
+		switch {
+		case snap != nil:
+			sn := openSnapshot([]byte(snapKey), snap)
+			if sn.owner != podUID {
+				sn.problem = &Problem{PodUID: podUID, Detail: fmt.Sprintf("snapshot under key %q is not this pod's", snapKey)}
+			}
+			b.setSnapshot(sn)
+		case entry.hasSnap:
 			b.fail(Problem{PodUID: podUID, Detail: "snapshot is missing or is not a record"})
 		}
 		c := tx.Bucket(bucketLog).Cursor()
 		key := make([]byte, logKeyLen)
-		for _, r := range entry.recs {
-			k, v := c.Seek(putLogKey(key, r.key))
+		for _, ref := range entry.recs {
+			k, v := c.Seek(putLogKey(key, ref.key))
 			if !bytes.Equal(k, key) || v == nil {
-				b.fail(Problem{PodUID: podUID, Seq: r.seq, Detail: fmt.Sprintf("log record #%d is missing", r.key)})
+				b.fail(Problem{PodUID: podUID, Seq: ref.seq, Detail: fmt.Sprintf("log record #%d is missing", ref.key)})
 				continue
 			}
-			uid, seq, err := readHeader(v)
-			if err != nil || string(uid) != podUID || seq != r.seq {
-				b.fail(Problem{PodUID: podUID, Seq: r.seq, Detail: fmt.Sprintf("log record #%d no longer holds this event", r.key)})
+			r := readLogRecord(k, v)
+			if r.fileProblem != nil || string(r.uid) != podUID || r.seq != ref.seq {
+				b.fail(Problem{PodUID: podUID, Seq: ref.seq, Detail: fmt.Sprintf("log record #%d no longer holds this event", ref.key)})
 				continue
 			}
-			b.add(seq, v)
+			b.addRecord(r)
 		}
 		var problems []Problem
 		if s, problems = b.result(); problems != nil {
@@ -146,6 +157,14 @@ func (j *Journal) LoadAll(ctx context.Context) (map[string]*Stream, error) {
 func scanStreams(ctx context.Context, tx *bolt.Tx, keep bool) (map[string]*streamBuilder, []Problem, error) {
 	var problems []Problem
 	builders := make(map[string]*streamBuilder)
+	builder := func(uid string) *streamBuilder {
+		b := builders[uid]
+		if b == nil {
+			b = newStreamBuilder(uid, keep)
+			builders[uid] = b
+		}
+		return b
+	}
 	n := 0
 	c := tx.Bucket(bucketSnapshots).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -154,13 +173,14 @@ func scanStreams(ctx context.Context, tx *bolt.Tx, keep bool) (map[string]*strea
 				return nil, nil, err
 			}
 		}
-		uid := string(k)
-		b := newStreamBuilder(uid, v, keep)
-		if v == nil {
-			b.fail(Problem{PodUID: uid, Detail: "snapshots bucket holds a bucket, not a snapshot, for this pod"})
+		sn := openSnapshot(k, v)
+		b := builder(sn.owner)
+		if b.stream.Snapshot != nil || b.broken {
+			b.fail(Problem{PodUID: sn.owner, Detail: fmt.Sprintf("a second snapshot of this pod is stored under key %q", k)})
 			b.broken = true
+			continue
 		}
-		builders[uid] = b
+		b.setSnapshot(sn)
 	}
 	var (
 		prev    uint64
@@ -173,21 +193,18 @@ func scanStreams(ctx context.Context, tx *bolt.Tx, keep bool) (map[string]*strea
 				return nil, nil, err
 			}
 		}
-		key, uid, seq, p := readLogRecord(k, v)
-		if p != nil {
-			problems = append(problems, *p)
+		r := readLogRecord(k, v)
+		if r.fileProblem != nil {
+			problems = append(problems, *r.fileProblem)
 			continue
 		}
-		if started && key <= prev {
-			problems = append(problems, Problem{Detail: fmt.Sprintf("log record #%d follows record #%d", key, prev)})
+		if r.damage == "" { // a damaged record's key may be the damage
+			if started && r.key <= prev {
+				problems = append(problems, Problem{Detail: fmt.Sprintf("log record #%d follows record #%d", r.key, prev)})
+			}
+			prev, started = r.key, true
 		}
-		prev, started = key, true
-		b := builders[string(uid)]
-		if b == nil {
-			b = newStreamBuilder(string(uid), nil, keep)
-			builders[string(uid)] = b
-		}
-		b.add(seq, v)
+		builder(string(r.uid)).addRecord(r)
 	}
 	return builders, problems, nil
 }

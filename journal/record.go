@@ -30,7 +30,12 @@ func checkPodUID(podUID string) error {
 
 // prepareEnvelopes validates the envelopes of one Append call, fills unset
 // schema versions and times, and marshals them, appending to recs.
+//
+// Each record is framed (see frame.go) with its head CRC and the part of its
+// body CRC that does not depend on its log key: the writer adds the key
+// (sealKey) when it numbers the record.
 func prepareEnvelopes(podUID string, events []*pb.Envelope, nowNano int64, recs [][]byte) (first uint64, _ [][]byte, size int, err error) {
+	uid := []byte(podUID)
 	for i, e := range events {
 		switch {
 		case e == nil:
@@ -58,10 +63,11 @@ func prepareEnvelopes(podUID string, events []*pb.Envelope, nowNano int64, recs 
 		if e.TimeUnixNano == 0 {
 			e.TimeUnixNano = nowNano
 		}
-		b, err := marshalOpts.Marshal(e)
+		b, err := marshalOpts.MarshalAppend(newFrame(0), e)
 		if err != nil {
 			return 0, nil, 0, fmt.Errorf("marshal envelope seq %d: %w", e.Seq, err)
 		}
+		sealPartial(b, uid, e.Seq)
 		recs = append(recs, b)
 		size += len(b)
 	}
@@ -69,7 +75,7 @@ func prepareEnvelopes(podUID string, events []*pb.Envelope, nowNano int64, recs 
 }
 
 // prepareSnapshot validates a snapshot, fills its unset schema version and
-// time, and marshals it.
+// time, and marshals and frames it (its key, the pod UID, is known).
 func prepareSnapshot(snap *pb.Snapshot, nowNano int64) ([]byte, error) {
 	switch {
 	case snap == nil:
@@ -93,10 +99,13 @@ func prepareSnapshot(snap *pb.Snapshot, nowNano int64) ([]byte, error) {
 	if snap.TimeUnixNano == 0 {
 		snap.TimeUnixNano = nowNano
 	}
-	b, err := marshalOpts.Marshal(snap)
+	b, err := marshalOpts.MarshalAppend(newFrame(0), snap)
 	if err != nil {
 		return nil, fmt.Errorf("marshal snapshot seq %d: %w", snap.Seq, err)
 	}
+	uid := []byte(snap.PodUid)
+	sealPartial(b, uid, snap.Seq)
+	sealKey(b, uid)
 	return b, nil
 }
 
@@ -160,8 +169,8 @@ func knownRecordSchema(v uint32) bool {
 	return v >= minRecordSchema && v <= SchemaVersion
 }
 
-// decodeEnvelope decodes the stored record v, whose header says it is event
-// seq of pod podUID, and checks it.
+// decodeEnvelope decodes the payload v of an intact stored record, whose
+// header says it is event seq of pod podUID, and checks it.
 func decodeEnvelope(podUID string, seq uint64, v []byte) (*pb.Envelope, *Problem) {
 	e := new(pb.Envelope)
 	if err := proto.Unmarshal(v, e); err != nil {
@@ -180,7 +189,8 @@ func decodeEnvelope(podUID string, seq uint64, v []byte) (*pb.Envelope, *Problem
 	return e, nil
 }
 
-// decodeSnapshot decodes the stored snapshot of pod podUID and checks it.
+// decodeSnapshot decodes the payload of pod podUID's intact stored snapshot
+// and checks it.
 func decodeSnapshot(podUID string, v []byte) (*pb.Snapshot, *Problem) {
 	s := new(pb.Snapshot)
 	if err := proto.Unmarshal(v, s); err != nil {

@@ -45,7 +45,7 @@ func storedRecords(t testing.TB, dir string) map[string][]recRef {
 	err = db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketLog).ForEach(func(k, v []byte) error {
 			var e pb.Envelope
-			if err := proto.Unmarshal(v, &e); err != nil {
+			if err := proto.Unmarshal(v[frameLen:], &e); err != nil {
 				return err
 			}
 			out[e.PodUid] = append(out[e.PodUid], recRef{seq: e.Seq, key: binary.BigEndian.Uint64(k)})

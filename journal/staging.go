@@ -165,11 +165,11 @@ func (s *staging) compact(uid string, e *podEntry, seq uint64) (dropped []uint64
 }
 
 // remove drops the pod from the index, returning the keys of its records
-// (exclusive only).
-func (s *staging) remove(uid string) (dropped []uint64) {
+// and the key its snapshot is stored under if not uid (exclusive only).
+func (s *staging) remove(uid string) (dropped []uint64, snapKey string) {
 	e := s.x.pods[uid]
 	if e == nil {
-		return nil
+		return nil, ""
 	}
 	s.save(uid, e)
 	for _, r := range e.recs {
@@ -177,7 +177,7 @@ func (s *staging) remove(uid string) (dropped []uint64) {
 	}
 	delete(s.x.pods, uid)
 	s.records -= len(dropped)
-	return dropped
+	return dropped, e.snapKey
 }
 
 // publish makes the committed batch's changes part of the index; the caller

@@ -43,28 +43,46 @@ type streamBuilder struct {
 	problems []Problem
 }
 
-// newStreamBuilder starts the stream of pod uid from its stored snapshot
-// (nil if none).
-func newStreamBuilder(uid string, snap []byte, keep bool) *streamBuilder {
-	b := &streamBuilder{uid: uid, keep: keep, next: 1}
-	if snap != nil {
-		s, p := decodeSnapshot(uid, snap)
-		if p != nil {
-			b.fail(*p)
-			b.broken = true
-			return b
-		}
-		b.stream.Snapshot = s
-		b.next = s.Seq + 1
+// newStreamBuilder starts the stream of pod uid, without snapshot.
+func newStreamBuilder(uid string, keep bool) *streamBuilder {
+	return &streamBuilder{uid: uid, keep: keep, next: 1}
+}
+
+// setSnapshot starts the stream from the pod's stored snapshot, as
+// openSnapshot found it.
+func (b *streamBuilder) setSnapshot(sn storedSnapshot) {
+	if sn.problem != nil {
+		b.fail(*sn.problem)
+		b.broken = true
+		return
 	}
-	return b
+	s, p := decodeSnapshot(b.uid, sn.payload)
+	if p != nil {
+		b.fail(*p)
+		b.broken = true
+		return
+	}
+	b.stream.Snapshot = s
+	b.next = s.Seq + 1
+}
+
+// addRecord adds the pod's next log record, as readLogRecord found it.
+func (b *streamBuilder) addRecord(r logRecord) {
+	if r.damage != "" {
+		b.fail(Problem{PodUID: b.uid, Seq: r.seq, Detail: r.damage})
+		if r.seq == b.next {
+			b.next++ // in its place: no gap to report after it
+		}
+		return
+	}
+	b.add(r.seq, r.payload)
 }
 
 // fail records a problem of the pod; its stream is then not returned.
 func (b *streamBuilder) fail(p Problem) { b.problems = append(b.problems, p) }
 
-// add decodes and checks the pod's next record, v, whose header says it is
-// event seq.
+// add decodes and checks the pod's next record, v (an intact record's
+// payload), whose header says it is event seq.
 func (b *streamBuilder) add(seq uint64, v []byte) {
 	if b.broken {
 		return

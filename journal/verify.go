@@ -79,6 +79,9 @@ func (j *Journal) verifyTx(ctx context.Context, tx *bolt.Tx) error {
 	} else if schema != SchemaVersion {
 		problems = append(problems, Problem{Detail: fmt.Sprintf("schema version %d, want %d", schema, SchemaVersion)})
 	}
+	if tx.Bucket(bucketMeta) != nil {
+		problems = append(problems, checkMeta(tx)...)
+	}
 	for _, name := range requiredBuckets(SchemaVersion) {
 		if tx.Bucket(name) == nil {
 			return fail("bucket %q is missing", name)

@@ -54,7 +54,10 @@ func TestVerifyFindsDamagedRecords(t *testing.T) {
 	type edit func(t *testing.T, log, snaps *bolt.Bucket) error
 	// put replaces the record of pod "bad" at seq with v.
 	put := func(seq uint64, v func() []byte) edit {
-		return func(t *testing.T, log, _ *bolt.Bucket) error { return log.Put(keyOfRecord(t, log, "bad", seq), v()) }
+		return func(t *testing.T, log, _ *bolt.Bucket) error {
+			k := keyOfRecord(t, log, "bad", seq)
+			return log.Put(k, sealT(k, v()))
+		}
 	}
 	for _, tc := range []struct {
 		name    string
@@ -81,15 +84,17 @@ func TestVerifyFindsDamagedRecords(t *testing.T) {
 			pods: []string{"bad", "other"}},
 		{name: "seq repeated", edit: func(t *testing.T, log, _ *bolt.Bucket) error {
 			last, _ := log.Cursor().Last()
-			return log.Put(logKey(binary.BigEndian.Uint64(last)+1), marshal(withSchema(ev("bad", 4))))
+			k := logKey(binary.BigEndian.Uint64(last) + 1)
+			return log.Put(k, sealT(k, marshal(withSchema(ev("bad", 4)))))
 		}, details: []string{"seq 4: seq repeated or out of order: expected seq 6"}, pods: []string{"bad"}},
 		{name: "seqs out of order", edit: func(t *testing.T, log, _ *bolt.Bucket) error {
 			k2, k3 := keyOfRecord(t, log, "bad", 2), keyOfRecord(t, log, "bad", 3)
-			v2, v3 := bytes.Clone(log.Get(k2)), bytes.Clone(log.Get(k3))
-			if err := log.Put(k2, v3); err != nil {
+			// Swapped and sealed again: checksums sound, order wrong.
+			v2, v3 := bytes.Clone(log.Get(k2)[frameLen:]), bytes.Clone(log.Get(k3)[frameLen:])
+			if err := log.Put(k2, sealT(k2, v3)); err != nil {
 				return err
 			}
-			return log.Put(k3, v2)
+			return log.Put(k3, sealT(k3, v2))
 		}, details: []string{"seq 2: seq repeated or out of order: expected seq 4"}, pods: []string{"bad"}},
 		{name: "unknown schema", edit: put(2, func() []byte {
 			e := ev("bad", 2)
@@ -99,13 +104,15 @@ func TestVerifyFindsDamagedRecords(t *testing.T) {
 		{name: "event not compacted", edit: func(_ *testing.T, _, snaps *bolt.Bucket) error {
 			s := snapshotAt("bad", 3)
 			s.SchemaVersion = SchemaVersion
-			return snaps.Put([]byte("bad"), marshal(s))
+			return snaps.Put([]byte("bad"), sealT([]byte("bad"), marshal(s)))
 		}, details: []string{"covered by the snapshot at seq 3"}, pods: []string{"bad"}},
 		{name: "undecodable snapshot", edit: func(_ *testing.T, _, snaps *bolt.Bucket) error {
-			return snaps.Put([]byte("bad"), []byte{0x0a})
-		}, details: []string{"snapshot does not decode"}, pods: []string{"bad"}},
-		{name: "record does not decode at all", edit: put(2, func() []byte { return []byte{0xff, 0xff, 0xff} }),
-			details: []string{"does not decode", "cannot be told which pod", `pod "bad" seq 3: gap in stream: expected seq 2`},
+			return snaps.Put([]byte("bad"), sealT([]byte("bad"), []byte{0x0a}))
+		}, details: []string{"snapshot: intact record does not decode"}, pods: []string{"bad"}},
+		{name: "record does not decode at all", edit: func(t *testing.T, log, _ *bolt.Bucket) error {
+			return log.Put(keyOfRecord(t, log, "bad", 2), []byte{0xff, 0xff, 0xff})
+		},
+			details: []string{"shorter than its frame", "cannot be told which pod", `pod "bad" seq 3: gap in stream: expected seq 2`},
 			pods:    []string{"bad"}, orphan: true},
 		{name: "short key", edit: func(_ *testing.T, log, _ *bolt.Bucket) error {
 			return log.Put([]byte("x"), []byte{})
@@ -184,7 +191,10 @@ func keyOfRecord(t *testing.T, log *bolt.Bucket, uid string, seq uint64) []byte 
 	c := log.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		var e pb.Envelope
-		if err := proto.Unmarshal(v, &e); err == nil && e.PodUid == uid && e.Seq == seq {
+		if len(v) < frameLen {
+			continue
+		}
+		if err := proto.Unmarshal(v[frameLen:], &e); err == nil && e.PodUid == uid && e.Seq == seq {
 			return bytes.Clone(k)
 		}
 	}

@@ -178,6 +178,13 @@ func (w writeTx) apply(r *request) (rejected, err error) {
 	case kindSnapshot:
 		return w.snapshot(r)
 	case kindDelete:
+		if r.ifLast {
+			e := w.s.entry(r.uid)
+			if last := w.s.lastSeq(e); e == nil || last != r.first {
+				return fmt.Errorf("delete pod %q at seq %d: its stream ends at seq %d now: %w",
+					r.uid, r.first, last, ErrSequence), nil
+			}
+		}
 		return nil, w.delete(r)
 	}
 	return nil, fmt.Errorf("unknown request kind %d", r.kind)
@@ -198,6 +205,7 @@ func (w writeTx) append(r *request) (rejected, err error) {
 	from := len(w.s.refs)
 	for i, rec := range r.recs {
 		n, k := w.s.nextKey()
+		sealKey(rec, k) // once: a request is applied in one transaction only
 		if err := w.log.Put(k, rec); err != nil {
 			return nil, err
 		}
@@ -229,8 +237,15 @@ func (w writeTx) snapshot(r *request) (rejected, err error) {
 }
 
 func (w writeTx) delete(r *request) error {
-	if err := w.deleteRecords(w.s.remove(r.uid)); err != nil {
+	keys, snapKey := w.s.remove(r.uid)
+	if err := w.deleteRecords(keys); err != nil {
 		return err
+	}
+	if snapKey != "" && snapKey != r.uid {
+		// A damaged snapshot key that its checksums tell is this pod's.
+		if err := w.snaps.Delete([]byte(snapKey)); err != nil {
+			return err
+		}
 	}
 	return w.snaps.Delete([]byte(r.uid))
 }

@@ -73,8 +73,8 @@ type Config struct {
 	// ActorOptions configure the actor system (logging).
 	ActorOptions []actor.ConfigOption
 	// RemovedRetention is how long the journal keeps a removed pod's final
-	// snapshot (for `actorlet journal`) before recovery compacts it away
-	// (default 1h).
+	// snapshot (for `actorlet journal`) before recovery, or the running
+	// node's periodic compaction (compaction.go), deletes it (default 1h).
 	RemovedRetention time.Duration
 	// Pods are the first desired sets of embedded sources (see SetPods), by
 	// source name. Recovery takes down journaled pods that no source wants,
@@ -314,6 +314,24 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		defer a.wg.Done()
 		a.volumeUpkeep(runCtx, vols, cfg.VolumeRefreshPeriod)
 	}()
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		compactRemovedLoop(runCtx, j, cfg.RemovedRetention, log.Named("journal"))
+	}()
+	// `actorlet journal` reads the running node's journal through this
+	// socket (the file itself is locked).
+	if l, err := journal.ListenCopies(cfg.RootDir); err != nil {
+		log.Warn("the journal socket is not served; `actorlet journal` works only while the node is stopped", zap.Error(err))
+	} else {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			if err := j.ServeCopies(runCtx, l); err != nil {
+				log.Warn("journal socket stopped", zap.Error(err))
+			}
+		}()
+	}
 	if gc != nil {
 		a.wg.Add(1)
 		go func() {

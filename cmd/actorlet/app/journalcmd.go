@@ -2,9 +2,12 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -20,63 +23,132 @@ import (
 )
 
 func newJournalCommand() *cobra.Command {
-	var rootDir string
+	var (
+		rootDir string
+		output  string
+	)
 	cmd := &cobra.Command{
 		Use:   "journal",
-		Short: "Read the journal of a node (stopped, or a copy of its root dir)",
+		Short: "Read the journal of a node (running, stopped, or a copy of its root dir)",
+		Long: "Read the journal of a node. A stopped node's journal.db is read directly; a running node's\n" +
+			"(whose file is locked) through the copy it serves on <root-dir>/" + journal.SocketName + ".",
 	}
 	cmd.PersistentFlags().StringVar(&rootDir, "root-dir", "/var/lib/actorlet", "the node's root dir (holds journal.db)")
-	open := func(ctx context.Context) (*journal.Journal, error) {
-		return journal.OpenReadOnly(ctx, rootDir, journal.Options{Logger: zap.NewNop()})
+	cmd.PersistentFlags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	format := func() (bool, error) {
+		switch output {
+		case "text":
+			return false, nil
+		case "json":
+			return true, nil
+		}
+		return false, fmt.Errorf("--output %q: want text or json", output)
 	}
+	open := func(ctx context.Context) (*journalView, error) { return openJournalView(ctx, rootDir) }
 	cmd.AddCommand(&cobra.Command{
 		Use:   "pods",
 		Short: "List the pods in the journal",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			asJSON, err := format()
+			if err != nil {
+				return err
+			}
 			j, err := open(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer j.Close()
-			return listPods(cmd.Context(), cmd.OutOrStdout(), j)
+			return listPods(cmd.Context(), cmd.OutOrStdout(), j.Journal, asJSON)
 		},
 	})
-	cmd.AddCommand(&cobra.Command{
+	var (
+		follow   bool
+		interval time.Duration
+	)
+	events := &cobra.Command{
 		Use:   "events <namespace/name | uid>",
-		Short: "Print the timeline of one pod's events",
+		Short: "Print the timeline of one pod's events (--follow: and then its new events)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			asJSON, err := format()
+			if err != nil {
+				return err
+			}
 			j, err := open(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer j.Close()
-			return podEvents(cmd.Context(), cmd.OutOrStdout(), j, args[0])
+			uid, last, err := podEvents(cmd.Context(), cmd.OutOrStdout(), j.Journal, args[0], 0, asJSON)
+			j.Close()
+			if err != nil || !follow {
+				return err
+			}
+			return followEvents(cmd.Context(), cmd.OutOrStdout(), open, uid, last, interval, asJSON)
 		},
-	})
+	}
+	events.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing the pod's new events until interrupted")
+	events.Flags().DurationVar(&interval, "interval", time.Second, "with --follow, how often to look for new events")
+	cmd.AddCommand(events)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "verify",
 		Short: "Check the journal; exit 0 only when it is sound",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			asJSON, err := format()
+			if err != nil {
+				return err
+			}
 			j, err := open(cmd.Context())
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
 			defer j.Close()
-			if err := j.Verify(cmd.Context()); err != nil {
-				return &exitError{code: 1, err: err}
-			}
+			verr := j.Verify(cmd.Context())
 			uids, err := j.Pods(cmd.Context())
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "journal %s is sound: %d pods\n", j.Path(), len(uids))
+			if asJSON {
+				res := verifyResult{Path: j.path, Sound: verr == nil, Pods: len(uids)}
+				var ce *journal.CorruptError
+				if errors.As(verr, &ce) {
+					for _, p := range ce.Problems {
+						res.Problems = append(res.Problems, problemJSON{PodUID: p.PodUID, Seq: p.Seq, Detail: p.Detail})
+					}
+				} else if verr != nil {
+					res.Error = verr.Error()
+				}
+				if err := json.NewEncoder(cmd.OutOrStdout()).Encode(res); err != nil {
+					return err
+				}
+				if verr != nil {
+					return &exitError{code: 1, err: verr}
+				}
+				return nil
+			}
+			if verr != nil {
+				return &exitError{code: 1, err: verr}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "journal %s is sound: %d pods\n", j.path, len(uids))
 			return nil
 		},
 	})
 	return cmd
+}
+
+type verifyResult struct {
+	Path     string        `json:"path"`
+	Sound    bool          `json:"sound"`
+	Pods     int           `json:"pods"`
+	Problems []problemJSON `json:"problems,omitempty"`
+	Error    string        `json:"error,omitempty"`
+}
+
+type problemJSON struct {
+	PodUID string `json:"podUID,omitempty"`
+	Seq    uint64 `json:"seq,omitempty"`
+	Detail string `json:"detail"`
 }
 
 type podRow struct {
@@ -85,7 +157,15 @@ type podRow struct {
 	events           int
 }
 
-func listPods(ctx context.Context, w io.Writer, j *journal.Journal) error {
+type podJSON struct {
+	UID    string `json:"uid"`
+	Pod    string `json:"pod"`
+	State  string `json:"state"`
+	Seq    uint64 `json:"seq"`
+	Events int    `json:"events"`
+}
+
+func listPods(ctx context.Context, w io.Writer, j *journal.Journal, asJSON bool) error {
 	streams, err := j.LoadAll(ctx)
 	if err != nil {
 		return err
@@ -99,6 +179,13 @@ func listPods(ctx context.Context, w io.Writer, j *journal.Journal) error {
 		rows = append(rows, podRow{uid: uid, name: podName(st), state: podState(st), seq: st.P.Seq, events: len(s.Events)})
 	}
 	sort.Slice(rows, func(a, b int) bool { return rows[a].name+rows[a].uid < rows[b].name+rows[b].uid })
+	if asJSON {
+		out := make([]podJSON, 0, len(rows))
+		for _, r := range rows {
+			out = append(out, podJSON{UID: r.uid, Pod: r.name, State: r.state, Seq: r.seq, Events: r.events})
+		}
+		return json.NewEncoder(w).Encode(out)
+	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "UID\tPOD\tSTATE\tSEQ\tEVENTS")
 	for _, r := range rows {
@@ -145,10 +232,23 @@ func describeSnapshot(w io.Writer, st *pb.PodState) {
 	}
 }
 
-func podEvents(ctx context.Context, w io.Writer, j *journal.Journal, ref string) error {
+type eventJSON struct {
+	Seq         uint64 `json:"seq"`
+	Time        string `json:"time"`
+	Event       string `json:"event"`
+	Description string `json:"description,omitempty"`
+	// Snapshot marks the line of a snapshot: the events up to Seq were
+	// compacted into it.
+	Snapshot bool `json:"snapshot,omitempty"`
+}
+
+// podEvents prints the events of the pod ref (a UID, or namespace/name)
+// after seq after (and its snapshot if that covers more), and returns the
+// pod's UID and the last seq printed.
+func podEvents(ctx context.Context, w io.Writer, j *journal.Journal, ref string, after uint64, asJSON bool) (string, uint64, error) {
 	streams, err := j.LoadAll(ctx)
 	if err != nil {
-		return err
+		return "", 0, err
 	}
 	uid := ""
 	if _, ok := streams[ref]; ok {
@@ -167,23 +267,133 @@ func podEvents(ctx context.Context, w io.Writer, j *journal.Journal, ref string)
 		sort.Strings(matches)
 		switch len(matches) {
 		case 0:
-			return fmt.Errorf("no pod %q in journal %s (try `actorlet journal pods`)", ref, j.Path())
+			return "", 0, fmt.Errorf("no pod %q in journal %s (try `actorlet journal pods`)", ref, j.Path())
 		case 1:
 			uid = matches[0]
 		default:
-			return fmt.Errorf("%d pods are named %q: give a UID (%s)", len(matches), ref, strings.Join(matches, ", "))
+			return "", 0, fmt.Errorf("%d pods are named %q: give a UID (%s)", len(matches), ref, strings.Join(matches, ", "))
 		}
 	}
 	s := streams[uid]
-	if s.Snapshot != nil {
-		fmt.Fprintf(w, "%6d  %s  (snapshot: earlier events compacted)\n", s.Snapshot.Seq, time.Unix(0, s.Snapshot.TimeUnixNano).UTC().Format(time.RFC3339Nano))
-		describeSnapshot(w, s.Snapshot.State)
-	}
 	if len(s.Events) == 0 && s.Snapshot == nil {
-		return errors.New("pod " + uid + " has no events")
+		return "", 0, errors.New("pod " + uid + " has no events")
+	}
+	last, err := printEvents(w, s, after, asJSON)
+	return uid, last, err
+}
+
+// printEvents prints the stream's events after seq after, and its snapshot
+// if that covers events after it; it returns the last seq printed (after if
+// none).
+func printEvents(w io.Writer, s *journal.Stream, after uint64, asJSON bool) (uint64, error) {
+	enc := json.NewEncoder(w)
+	last := after
+	if snap := s.Snapshot; snap != nil && snap.Seq > after {
+		at := time.Unix(0, snap.TimeUnixNano).UTC().Format(time.RFC3339Nano)
+		if asJSON {
+			if err := enc.Encode(eventJSON{Seq: snap.Seq, Time: at, Event: "Snapshot", Snapshot: true}); err != nil {
+				return last, err
+			}
+		} else {
+			fmt.Fprintf(w, "%6d  %s  (snapshot: earlier events compacted)\n", snap.Seq, at)
+			describeSnapshot(w, snap.State)
+		}
+		last = snap.Seq
 	}
 	for _, env := range s.Events {
-		fmt.Fprintf(w, "%6d  %-30s  %-20s %s\n", env.Seq, time.Unix(0, env.TimeUnixNano).UTC().Format(time.RFC3339Nano), env.Event.Name(), env.Event.Describe(time.Time{}))
+		if env.Seq <= last {
+			continue
+		}
+		at := time.Unix(0, env.TimeUnixNano).UTC().Format(time.RFC3339Nano)
+		if asJSON {
+			if err := enc.Encode(eventJSON{Seq: env.Seq, Time: at, Event: env.Event.Name(), Description: env.Event.Describe(time.Time{})}); err != nil {
+				return last, err
+			}
+		} else {
+			fmt.Fprintf(w, "%6d  %-30s  %-20s %s\n", env.Seq, at, env.Event.Name(), env.Event.Describe(time.Time{}))
+		}
+		last = env.Seq
 	}
-	return nil
+	return last, nil
+}
+
+// followEvents prints pod uid's events after seq last as they are
+// journaled, reading the journal again every interval, until ctx ends. A pod
+// that is deleted from the journal (compacted after its retention) ends it.
+func followEvents(ctx context.Context, w io.Writer, open func(context.Context) (*journalView, error), uid string, last uint64,
+	interval time.Duration, asJSON bool) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		j, err := open(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		s, err := j.Load(ctx, uid)
+		j.Close()
+		switch {
+		case errors.Is(err, journal.ErrNotFound):
+			return fmt.Errorf("pod %s is no longer in the journal", uid)
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if last, err = printEvents(w, s, last, asJSON); err != nil {
+			return err
+		}
+	}
+}
+
+// journalView is a journal opened read-only for the journal commands: the
+// file itself, or a copy fetched from the running node that holds it.
+type journalView struct {
+	*journal.Journal
+	// path is the node's journal file (not the copy's).
+	path string
+	tmp  string
+}
+
+// openJournalView opens the journal in rootDir read-only; if a running node
+// holds it (ErrLocked), it reads the copy the node serves on its socket.
+func openJournalView(ctx context.Context, rootDir string) (*journalView, error) {
+	opts := journal.Options{Logger: zap.NewNop(), OpenTimeout: 200 * time.Millisecond}
+	j, err := journal.OpenReadOnly(ctx, rootDir, opts)
+	if err == nil {
+		return &journalView{Journal: j, path: j.Path()}, nil
+	}
+	if !errors.Is(err, journal.ErrLocked) {
+		return nil, err
+	}
+	tmp, terr := os.MkdirTemp("", "actorlet-journal-")
+	if terr != nil {
+		return nil, terr
+	}
+	if ferr := journal.FetchCopy(ctx, rootDir, tmp); ferr != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("%w; and the running node's copy: %w", err, ferr)
+	}
+	j, err = journal.OpenReadOnly(ctx, tmp, opts)
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("the running node's copy of its journal: %w", err)
+	}
+	return &journalView{Journal: j, path: filepath.Join(rootDir, journal.FileName), tmp: tmp}, nil
+}
+
+// Close closes the journal and removes the copy, if any.
+func (v *journalView) Close() {
+	_ = v.Journal.Close()
+	if v.tmp != "" {
+		_ = os.RemoveAll(v.tmp)
+	}
 }

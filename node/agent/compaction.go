@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/journal"
+)
+
+// compactionPeriod is how often a running node looks for removed pods whose
+// retention has passed: a quarter of the retention, between 10 s and 10 min,
+// so a removed pod leaves the journal at most 1.25 × retention after its
+// removal (10 min late at most).
+func compactionPeriod(retention time.Duration) time.Duration {
+	return min(max(retention/4, 10*time.Second), 10*time.Minute)
+}
+
+// compactRemovedLoop runs compactRemoved every compactionPeriod until ctx
+// ends: removed pods are compacted while the node runs, not only at start.
+func compactRemovedLoop(ctx context.Context, j *journal.Journal, retention time.Duration, log *zap.Logger) {
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		n, err := compactRemoved(ctx, j, retention, time.Now())
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("compaction of removed pods failed; trying again later", zap.Int("compacted", n), zap.Error(err))
+		case n > 0:
+			log.Info("compacted removed pods out of the journal", zap.Int("pods", n))
+		}
+	}, compactionPeriod(retention))
+}
+
+// compactRemoved deletes from the journal every pod that was removed (its
+// stream is a final snapshot with Removed set and no events after it) more
+// than retention before now: the retention window keeps a removed pod's
+// timeline for `actorlet journal`. Damaged pods (LoadAll's *CorruptError)
+// are left for recovery. The delete applies only if the pod's stream still
+// ends at that snapshot (journal.DeleteAt), so a pod that came back in the
+// meantime is kept.
+func compactRemoved(ctx context.Context, j *journal.Journal, retention time.Duration, now time.Time) (int, error) {
+	streams, err := j.LoadAll(ctx)
+	if streams == nil {
+		return 0, err
+	}
+	n := 0
+	for uid, s := range streams {
+		if len(s.Events) != 0 || s.Snapshot == nil || now.Sub(time.Unix(0, s.Snapshot.TimeUnixNano)) <= retention {
+			continue
+		}
+		st, rerr := actors.Restore(uid, s.Snapshot, nil)
+		if rerr != nil || !st.P.Removed {
+			continue
+		}
+		switch derr := j.DeleteAt(ctx, uid, s.Snapshot.Seq); {
+		case derr == nil:
+			n++
+		case errors.Is(derr, journal.ErrSequence):
+			// Written to since it was read: not gone.
+		default:
+			return n, derr
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,56 @@
+package agent
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/actorlet/actorlet/journal"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// A running node's compaction deletes removed pods once their retention has
+// passed, keeps the recently removed ones and the live ones, and a pod
+// written to after the read is not deleted.
+func TestCompactRemovedHonoursRetention(t *testing.T) {
+	ctx := context.Background()
+	j, err := journal.Open(ctx, t.TempDir(), journal.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ev := func(uid string, seq uint64) *pb.Envelope {
+		return &pb.Envelope{Seq: seq, PodUid: uid, Event: &pb.Event{Kind: &pb.Event_PodRemoved{PodRemoved: &pb.PodRemoved{}}}}
+	}
+	removed := func(uid string, at time.Time) {
+		if err := j.Append(ctx, uid, ev(uid, 1)); err != nil {
+			t.Fatal(err)
+		}
+		snap := &pb.Snapshot{Seq: 1, PodUid: uid, TimeUnixNano: at.UnixNano(), State: &pb.PodState{Uid: uid, Seq: 1, Removed: true}}
+		if err := j.SaveSnapshot(ctx, snap); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed("old", now.Add(-2*time.Hour))
+	removed("recent", now.Add(-30*time.Minute))
+	if err := j.Append(ctx, "live", ev("live", 1)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := compactRemoved(ctx, j, time.Hour, now)
+	if err != nil || n != 1 {
+		t.Fatalf("compacted %d (%v), want 1", n, err)
+	}
+	pods, _ := j.Pods(ctx)
+	if !slices.Equal(pods, []string{"live", "recent"}) {
+		t.Fatalf("pods %v after compaction", pods)
+	}
+	// An hour later the recent one goes too.
+	if n, err := compactRemoved(ctx, j, time.Hour, now.Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("compacted %d (%v), want 1", n, err)
+	}
+	if got := compactionPeriod(time.Hour); got != 10*time.Minute {
+		t.Fatalf("period %v", got)
+	}
+}
