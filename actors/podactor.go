@@ -195,8 +195,12 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		if err := a.deps.Journal.Append(context.Background(), a.uid, dec.Events...); err != nil {
 			panic(&JournalError{PodUID: a.uid, Err: err})
 		}
+		rebuilt := rebuiltBy(in, a.state, dec.State)
 		a.state = dec.State
 		a.sinceSnap += len(dec.Events)
+		if rebuilt != "" {
+			a.rebuilt(rebuilt)
+		}
 		a.markFresh(dec.Events)
 		if a.deps.Events != nil {
 			a.deps.Events.Recorded(a.state.Pod, a.ownedHere(dec.Events))
@@ -441,4 +445,35 @@ func (a *podActor) ownedHere(events []*pb.Envelope) []*pb.Envelope {
 		out[i] = cp
 	}
 	return out
+}
+
+// rebuiltBy returns what was lost if in (a view marked rebuild) adopted the
+// runtime's objects into a state that had none, or "".
+func rebuiltBy(in lifecycle.Input, before, after *lifecycle.State) string {
+	obs, ok := in.(*pb.RuntimeObserved)
+	if !ok || !obs.GetRebuild() || before.HasRuntimeHistory() || !after.HasRuntimeHistory() {
+		return ""
+	}
+	return obs.GetDamage()
+}
+
+// rebuilt reports a pod whose lost history was just rebuilt from the
+// runtime and journaled: an error log naming the pod and the damage, and
+// the RebuildSink (metric, API event).
+func (a *podActor) rebuilt(damage string) {
+	fields := []zap.Field{zap.String("uid", a.uid), zap.String("damage", damage)}
+	if pod := a.state.Pod; pod != nil {
+		fields = append(fields, zap.String("pod", pod.Namespace+"/"+pod.Name))
+	}
+	running := 0
+	for _, r := range a.state.P.Containers {
+		if r.Phase == pb.ContainerPhase_CONTAINER_RUNNING {
+			running++
+		}
+	}
+	fields = append(fields, zap.Int("runningAdopted", running))
+	a.deps.Logger.Error("pod rebuilt from the runtime: its journal history was lost; running containers adopted, nothing restarted", fields...)
+	if a.deps.Rebuilt != nil {
+		a.deps.Rebuilt.Rebuilt(a.state.Pod, damage)
+	}
 }

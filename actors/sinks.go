@@ -29,3 +29,10 @@ type EventSink interface {
 	// image, stopping a container).
 	Acting(pod *corev1.Pod, effect lifecycle.Effect)
 }
+
+// RebuildSink is told of each pod whose lost journal history was rebuilt
+// from the runtime, once the rebuilt state is durable. damage says what was
+// lost. Called from the actor's goroutine; it must not block.
+type RebuildSink interface {
+	Rebuilt(pod *corev1.Pod, damage string)
+}

@@ -37,7 +37,7 @@ import (
 // the flag is ignored and the view is an ordinary one.
 func (d *decider) adopt(obs *pb.RuntimeObserved) {
 	p := d.s.P
-	if !d.s.Accepted() || p.Terminating || p.Removed || d.hasHistory() {
+	if !d.s.Accepted() || p.Terminating || p.Removed || d.s.HasRuntimeHistory() {
 		return
 	}
 	var sb *pb.ObservedSandbox
@@ -81,14 +81,16 @@ func (d *decider) adopt(obs *pb.RuntimeObserved) {
 	}
 }
 
-// hasHistory reports whether the state records any runtime object.
-func (d *decider) hasHistory() bool {
-	for _, sb := range d.s.Sandboxes() {
+// HasRuntimeHistory reports whether the state records any runtime object
+// (a sandbox or container ID): a pod without is one whose runtime objects,
+// if the runtime holds any, can only be adopted (see adopt).
+func (s *State) HasRuntimeHistory() bool {
+	for _, sb := range s.Sandboxes() {
 		if sb.Id != "" {
 			return true
 		}
 	}
-	for _, r := range d.s.P.Containers {
+	for _, r := range s.P.Containers {
 		if r.Id != "" || len(r.DeadIds) > 0 {
 			return true
 		}
