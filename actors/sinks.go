@@ -36,3 +36,11 @@ type EventSink interface {
 type RebuildSink interface {
 	Rebuilt(pod *corev1.Pod, damage string)
 }
+
+// AppendHealth is told of PodActors whose journal appends fail: a pod is
+// failing from its first failed append until its next successful one.
+// Called from actor goroutines; it must not block.
+type AppendHealth interface {
+	AppendFailed(podUID string, err error)
+	AppendSucceeded(podUID string)
+}

@@ -50,13 +50,14 @@ type memJournal struct {
 	streams map[string][]*pb.Envelope
 	failAt  int // the failAt-th append fails (1-based); 0: none
 	appends int
+	down    bool // every append fails (a full disk)
 }
 
 func (j *memJournal) Append(_ context.Context, uid string, evs ...*pb.Envelope) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.appends++
-	if j.appends == j.failAt {
+	if j.appends == j.failAt || j.down {
 		return errors.New("injected append failure")
 	}
 	s := j.streams[uid]

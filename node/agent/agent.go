@@ -138,14 +138,16 @@ type Agent struct {
 	eviction *eviction.Manager
 	log      *zap.Logger
 	journal  *journal.Journal
-	statuses *podstatus.Cache
-	system   *actor.ActorSystem
-	sup      *actor.PID
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	recovery time.Duration
-	sources  *sourceForwarder
-	fatal    chan error
+	// journalHealth tracks the pods whose appends fail (JournalHealth).
+	journalHealth *journalHealth
+	statuses      *podstatus.Cache
+	system        *actor.ActorSystem
+	sup           *actor.PID
+	cancel        context.CancelFunc
+	wg            sync.WaitGroup
+	recovery      time.Duration
+	sources       *sourceForwarder
+	fatal         chan error
 }
 
 // Start opens the journal, recovers (journal, runtime, sources) and starts
@@ -187,6 +189,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		j.Close()
 		return nil, err
 	}
+	a.journalHealth = newJournalHealth(j.Path())
 	rebuilt, err := newRebuiltReporter(reg, cfg.Events)
 	if err != nil {
 		j.Close()
@@ -243,7 +246,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	deps := actors.Deps{
 		Probers: prober, Hooks: prober, Volumes: vols,
 		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
-		Events: cfg.Events, Rebuilt: rebuilt, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
+		Events: cfg.Events, Rebuilt: rebuilt, AppendHealth: a.journalHealth, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
 		PodConfig: podspec.Options{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
@@ -360,6 +363,11 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 // Fatal delivers the error that made the node unable to go on (its journal
 // is gone). The embedder should stop the node.
 func (a *Agent) Fatal() <-chan error { return a.fatal }
+
+// JournalHealth is nil while the journal takes every append; otherwise it
+// names the journal and the failure (pods wait and retry meanwhile). Health
+// checks (/healthz) report it.
+func (a *Agent) JournalHealth() error { return a.journalHealth.Err() }
 
 // RecoveryTime is how long Start took to replay the journal, list the
 // runtime and start every recovered pod's actor.
