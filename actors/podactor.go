@@ -179,7 +179,14 @@ func (a *podActor) retryFailed(ctx actor.Context) {
 		}
 		failures = a.appendFailures // 0 once an append succeeded
 	}
-	a.appendSucceeded()
+	if len(q) > 0 {
+		a.appendSucceeded()
+	} else if a.appendRetry == nil && a.appendFailures > 0 {
+		// Until the fresh view below is decided: if its append fails too,
+		// appendFailed arms the next retry; this one covers a lost reply.
+		self, root := ctx.Self(), ctx.ActorSystem().Root
+		a.appendRetry = a.deps.Clock.AfterFunc(a.deps.RetryMax, func() { root.Send(self, &appendRetry{}) })
+	}
 	ctx.Request(ctx.Parent(), &resync{uid: a.uid})
 	a.requestList(ctx)
 }
@@ -194,10 +201,17 @@ type appendRetry struct{}
 // (AppendHealth: /healthz). Inputs that arrive meanwhile are decided and
 // appended as usual: the first append that succeeds ends the wait.
 func (a *podActor) appendFailed(ctx actor.Context, in lifecycle.Input, err error) {
-	if len(a.failedInputs) == maxFailedInputs {
-		a.failedInputs = a.failedInputs[1:]
+	switch in.(type) {
+	case *pb.PodDesired, *pb.PodUndesired, *pb.PodEvict:
+		// Commands: kept to be decided again. Runtime views, effect
+		// results, ticks and probe results are not: a stale one decided
+		// after a newer outcome would undo it; they come back fresh (the
+		// runtime is listed again, timers and probes are re-derived).
+		if len(a.failedInputs) == maxFailedInputs {
+			a.failedInputs = a.failedInputs[1:]
+		}
+		a.failedInputs = append(a.failedInputs, in)
 	}
-	a.failedInputs = append(a.failedInputs, in)
 	n := a.appendFailures
 	a.appendFailures++
 	delay := min(a.deps.RetryMin<<min(n, 16), a.deps.RetryMax)
@@ -303,6 +317,9 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		}
 	} else {
 		a.state = dec.State // the runtime view is kept; nothing durable changed
+		if _, view := in.(*pb.RuntimeObserved); view && a.appendFailures > 0 && len(a.failedInputs) == 0 {
+			a.appendSucceeded() // a fresh view leaves nothing to journal: the wait is over
+		}
 		if a.state.P.Removed && len(dec.Effects) == 0 {
 			a.finish(ctx) // spawned for a stale view of a pod already gone
 			return

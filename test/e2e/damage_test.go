@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -242,4 +246,105 @@ func TestDamageFlippedByteInOnePodsRecord(t *testing.T) {
 	if !strings.Contains(out, uid) || !strings.Contains(out, "JOURNAL DAMAGED") {
 		t.Errorf("no error log names the damaged pod %s:\n%s", uid, tail(out, 30))
 	}
+}
+
+// TestDamageFullDisk: the node's root dir is on a small tmpfs that fills up
+// while a new pod arrives. Its appends fail (bbolt may still have free pages
+// for the first ones): it waits, /healthz
+// fails naming the journal, the running pods are untouched. Once the space
+// is back, everything resumes by itself: the new pod runs once, /healthz is
+// 200 again, nothing was restarted.
+func TestDamageFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	s := startSim(t, t.TempDir())
+	d := newNodeDirs(t)
+	disk := filepath.Join(filepath.Dir(d.root), "disk")
+	if err := os.MkdirAll(disk, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", disk, "tmpfs", 0, "size=16m"); err != nil {
+		t.Fatalf("mount a tmpfs on %s: %v", disk, err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(disk, syscall.MNT_DETACH) })
+	d.root = filepath.Join(disk, "root")
+	writeManifest(t, d.manifests, "web.yaml", podManifest("web", nil))
+	n := startNode(t, s.endpoint, d)
+	t.Cleanup(n.stop)
+	waitFor(t, "web Running", func() (bool, string) {
+		p, ok := n.pods(t)["default/web-node-1"]
+		return ok && p.Status.Phase == corev1.PodRunning, "not yet"
+	})
+	before, err := s.client.ListPods(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	fill := filepath.Join(disk, "fill")
+	fillDisk(t, fill)
+	writeManifest(t, d.manifests, "late.yaml", podManifest("late", nil))
+	waitFor(t, "/healthz failing and naming the journal", func() (bool, string) {
+		code, body := healthz(t, n)
+		return code == http.StatusInternalServerError && strings.Contains(body, "journal"), fmt.Sprintf("%d %s", code, body)
+	})
+
+	if err := os.Remove(fill); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "late Running once the space is back", func() (bool, string) {
+		p, ok := n.pods(t)["default/late-node-1"]
+		return ok && p.Status.Phase == corev1.PodRunning, fmt.Sprint(p.Status.Phase)
+	})
+	waitFor(t, "/healthz 200 again", func() (bool, string) {
+		code, body := healthz(t, n)
+		return code == http.StatusOK, fmt.Sprintf("%d %s", code, body)
+	})
+	after, err := s.client.ListPods(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for uid, v := range before {
+		if got, want := ids(after[uid]), ids(v); !slices.Equal(got, want) {
+			t.Errorf("pod %s: runtime objects %v after the full disk, before %v", uid, got, want)
+		}
+	}
+	late := n.pods(t)["default/late-node-1"]
+	if v := after[string(late.UID)]; v == nil || len(v.Sandboxes) != 1 || len(v.Containers) != 1 {
+		t.Errorf("late pod in the runtime: %+v, want one sandbox and one container", v)
+	}
+	if v := s.violations(t); len(v) > 0 {
+		t.Errorf("CRI misuse: %v", v)
+	}
+}
+
+// fillDisk writes path until the file system is full.
+func fillDisk(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return
+			}
+			t.Fatal(err)
+		}
+	}
+}
+
+// healthz returns the node's /healthz status code and body.
+func healthz(t *testing.T, n *node) (int, string) {
+	t.Helper()
+	resp, err := http.Get(n.url + "/healthz")
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
