@@ -311,7 +311,8 @@ func desiredMsg(pod *corev1.Pod, source string) (*pb.PodDesired, [sha256.Size]by
 }
 
 // podStrategy maps a PodActor's failure to a directive: a journal error
-// restarts the actor, which reloads its state from disk (at most 10 times in
+// (a state that cannot be loaded; failed appends do not panic, see
+// podActor.appendFailed) restarts the actor, which reloads its state from disk (at most 10 times in
 // 10 s; beyond that the pod's actor is stopped); a journal that is gone stops
 // it and reports the node as failed (OnFatal), since no restart can help;
 // any other panic restarts it.
