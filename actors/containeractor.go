@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -142,6 +143,10 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 			sbCfg := podspec.SandboxConfigBestEffort(m.pod, 0, a.deps.PodConfig)
 			cfg := podspec.ContainerConfig(m.pod, spec, e.Attempt, env, a.deps.PodConfig)
 			cfg.Mounts = append(cfg.Mounts, mounts...)
+			if cfg.Annotations == nil {
+				cfg.Annotations = map[string]string{}
+			}
+			cfg.Annotations[cri.AnnotationRestartCount] = strconv.FormatUint(uint64(e.RestartCount), 10)
 			if id, err = rt.CreateContainer(ctx, e.SandboxID, cfg, sbCfg); err != nil {
 				return fail(res, "CreateContainerError", err)
 			}

@@ -120,6 +120,12 @@ type Deps struct {
 	SnapshotEvery int
 	// RetryMin, RetryMax bound the back-off of transient runtime errors.
 	RetryMin, RetryMax time.Duration
+	// AppendHealth, when set, is told when a pod's appends start failing
+	// and when they succeed again (/healthz).
+	AppendHealth AppendHealth
+	// Rebuilt, when set, is told of each pod rebuilt from the runtime
+	// because its journal history was lost (metrics, API events).
+	Rebuilt RebuildSink
 	// Fatal reports whether a journal error means the journal itself is
 	// gone (closed, unusable): restarting pod actors cannot help then.
 	Fatal func(error) bool

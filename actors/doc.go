@@ -9,8 +9,23 @@
 // the pure lifecycle core (package lifecycle), appends the decided events to
 // the journal, and only once they are durable adopts the new state, publishes
 // the pod's status and hands the outstanding effects to its ContainerActors.
-// A failed append panics the actor; the Supervisor restarts it and it
-// recovers from what is really on disk, then lists the runtime again.
+// A failed append (disk full, EIO, a read-only file system) drops the
+// decision: the state stays the durable one and none of its effects run.
+// The pod waits and retries with back-off (RetryMin doubling to RetryMax):
+// its commands (PodDesired, PodUndesired, PodEvict) are decided again in
+// order, and the runtime is listed afresh, which brings back the outcome of
+// any effect; runtime views, effect results, ticks and probe results are
+// never replayed stale. Deps.AppendHealth hears when a pod's appends start
+// failing and when they succeed again (/healthz). Only a journal that is
+// gone (Deps.Fatal) stops the actor and the node.
+//
+// A pod whose history is lost (its stream failed its check, or the journal
+// was quarantined, empty or missing while the runtime holds the pod's
+// objects) is rebuilt from the runtime: the Supervisor marks its first
+// runtime view Rebuild, and the core adopts the runtime's sandbox and
+// containers into the state (see lifecycle's adopt), restarting nothing.
+// The rebuilt state is journaled like any other; the actor logs the rebuild
+// at error level and tells Deps.Rebuilt (metric, API event).
 //
 // ContainerActors carry out one effect at a time for one container (or the
 // sandbox) with the runtime's per-call timeout, idempotently (create looks for

@@ -19,8 +19,9 @@ import (
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
-// JournalError is the panic value of a PodActor whose append failed. The
-// supervisor restarts the actor, which reloads its state from disk.
+// JournalError is the panic value of a PodActor whose journal is gone
+// (Deps.Fatal) or whose state could not be loaded. The supervisor restarts
+// the actor, which reloads its state from disk, or stops the node.
 type JournalError struct {
 	PodUID string
 	Err    error
@@ -75,7 +76,17 @@ type podActor struct {
 	// startedHere holds the keys of creates and starts this incarnation
 	// dispatched (see ownedHere).
 	startedHere map[string]bool
+	// appendFailures counts the appends that failed in a row (disk full,
+	// EIO, a read-only file system, ...); a retry is armed while > 0.
+	appendFailures int
+	appendRetry    clock.Timer
+	// failedInputs are the inputs whose decisions could not be journaled,
+	// in order (at most maxFailedInputs; older ones are dropped: they come
+	// back level-triggered, see appendRetry).
+	failedInputs []lifecycle.Input
 }
+
+const maxFailedInputs = 64
 
 // spawnMode says what the Supervisor sends a PodActor's first incarnation.
 type spawnMode int
@@ -117,6 +128,9 @@ func (a *podActor) Receive(ctx actor.Context) {
 	case *actor.Stopping, *actor.Restarting:
 		a.stopTimer()
 		a.stopProbes()
+		if a.appendRetry != nil {
+			a.appendRetry.Stop()
+		}
 	case *pb.PodDesired, *pb.PodUndesired, *pb.Tick, *pb.ProbeResult, *pb.PodEvict:
 		a.handle(ctx, m.(lifecycle.Input))
 	case *listed:
@@ -142,6 +156,89 @@ func (a *podActor) Receive(ctx actor.Context) {
 		a.deps.Clock.AfterFunc(a.deps.RetryMax/4, func() { root.Send(self, &refreshNow{}) })
 	case *refreshNow:
 		a.requestList(ctx)
+	case *appendRetry:
+		a.appendRetry = nil
+		a.retryFailed(ctx)
+	}
+}
+
+// retryFailed decides the inputs whose appends failed again, in order. When
+// all of them are journaled (or now decide nothing), the wait is over. The
+// source's wish (resync) and the runtime's view are asked for again too:
+// they bring back whatever inputs were dropped, level-triggered.
+func (a *podActor) retryFailed(ctx actor.Context) {
+	q := a.failedInputs
+	a.failedInputs = nil
+	failures := a.appendFailures
+	for i, in := range q {
+		a.handle(ctx, in)
+		if a.appendFailures > failures {
+			// Failed again: keep the rest for the next retry, in order.
+			a.failedInputs = append(a.failedInputs, q[i+1:]...)
+			return
+		}
+		failures = a.appendFailures // 0 once an append succeeded
+	}
+	if len(q) > 0 {
+		a.appendSucceeded()
+	} else if a.appendRetry == nil && a.appendFailures > 0 {
+		// Until the fresh view below is decided: if its append fails too,
+		// appendFailed arms the next retry; this one covers a lost reply.
+		self, root := ctx.Self(), ctx.ActorSystem().Root
+		a.appendRetry = a.deps.Clock.AfterFunc(a.deps.RetryMax, func() { root.Send(self, &appendRetry{}) })
+	}
+	ctx.Request(ctx.Parent(), &resync{uid: a.uid})
+	a.requestList(ctx)
+}
+
+// appendRetry asks the PodActor to try its pod again after failed appends.
+type appendRetry struct{}
+
+// appendFailed handles an append that failed without writing anything (the
+// Journal's contract): the decision is dropped, so the state stays the
+// durable one and no effect of it runs; the pod waits and tries again with
+// back-off (RetryMin doubling to RetryMax), and the failure is reported
+// (AppendHealth: /healthz). Inputs that arrive meanwhile are decided and
+// appended as usual: the first append that succeeds ends the wait.
+func (a *podActor) appendFailed(ctx actor.Context, in lifecycle.Input, err error) {
+	switch in.(type) {
+	case *pb.PodDesired, *pb.PodUndesired, *pb.PodEvict:
+		// Commands: kept to be decided again. Runtime views, effect
+		// results, ticks and probe results are not: a stale one decided
+		// after a newer outcome would undo it; they come back fresh (the
+		// runtime is listed again, timers and probes are re-derived).
+		if len(a.failedInputs) == maxFailedInputs {
+			a.failedInputs = a.failedInputs[1:]
+		}
+		a.failedInputs = append(a.failedInputs, in)
+	}
+	n := a.appendFailures
+	a.appendFailures++
+	delay := min(a.deps.RetryMin<<min(n, 16), a.deps.RetryMax)
+	if n == 0 {
+		a.log().Error("journal append failed; the pod waits and retries", zap.Error(err), zap.Duration("retryAfter", delay))
+	} else {
+		a.log().Warn("journal append failed again", zap.Int("failures", a.appendFailures), zap.Error(err), zap.Duration("retryAfter", delay))
+	}
+	if a.deps.AppendHealth != nil {
+		a.deps.AppendHealth.AppendFailed(a.uid, err)
+	}
+	if a.appendRetry == nil {
+		self, root := ctx.Self(), ctx.ActorSystem().Root
+		a.appendRetry = a.deps.Clock.AfterFunc(delay, func() { root.Send(self, &appendRetry{}) })
+	}
+}
+
+// appendSucceeded ends a wait for the journal (inputs still queued are
+// retried when the armed retry fires).
+func (a *podActor) appendSucceeded() {
+	if a.appendFailures == 0 {
+		return
+	}
+	a.log().Info("journal appends succeed again; the pod resumes", zap.Int("failures", a.appendFailures))
+	a.appendFailures = 0
+	if a.deps.AppendHealth != nil {
+		a.deps.AppendHealth.AppendSucceeded(a.uid)
 	}
 }
 
@@ -193,10 +290,19 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 	dec := a.deps.Lifecycle.Decide(a.state, in, now)
 	if len(dec.Events) > 0 {
 		if err := a.deps.Journal.Append(context.Background(), a.uid, dec.Events...); err != nil {
-			panic(&JournalError{PodUID: a.uid, Err: err})
+			if a.deps.Fatal != nil && a.deps.Fatal(err) {
+				panic(&JournalError{PodUID: a.uid, Err: err}) // the journal is gone: see podStrategy
+			}
+			a.appendFailed(ctx, in, err)
+			return
 		}
+		a.appendSucceeded()
+		rebuilt := rebuiltBy(in, a.state, dec.State)
 		a.state = dec.State
 		a.sinceSnap += len(dec.Events)
+		if rebuilt != "" {
+			a.rebuilt(rebuilt)
+		}
 		a.markFresh(dec.Events)
 		if a.deps.Events != nil {
 			a.deps.Events.Recorded(a.state.Pod, a.ownedHere(dec.Events))
@@ -211,6 +317,9 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		}
 	} else {
 		a.state = dec.State // the runtime view is kept; nothing durable changed
+		if _, view := in.(*pb.RuntimeObserved); view && a.appendFailures > 0 && len(a.failedInputs) == 0 {
+			a.appendSucceeded() // a fresh view leaves nothing to journal: the wait is over
+		}
 		if a.state.P.Removed && len(dec.Effects) == 0 {
 			a.finish(ctx) // spawned for a stale view of a pod already gone
 			return
@@ -441,4 +550,35 @@ func (a *podActor) ownedHere(events []*pb.Envelope) []*pb.Envelope {
 		out[i] = cp
 	}
 	return out
+}
+
+// rebuiltBy returns what was lost if in (a view marked rebuild) adopted the
+// runtime's objects into a state that had none, or "".
+func rebuiltBy(in lifecycle.Input, before, after *lifecycle.State) string {
+	obs, ok := in.(*pb.RuntimeObserved)
+	if !ok || !obs.GetRebuild() || before.HasRuntimeHistory() || !after.HasRuntimeHistory() {
+		return ""
+	}
+	return obs.GetDamage()
+}
+
+// rebuilt reports a pod whose lost history was just rebuilt from the
+// runtime and journaled: an error log naming the pod and the damage, and
+// the RebuildSink (metric, API event).
+func (a *podActor) rebuilt(damage string) {
+	fields := []zap.Field{zap.String("uid", a.uid), zap.String("damage", damage)}
+	if pod := a.state.Pod; pod != nil {
+		fields = append(fields, zap.String("pod", pod.Namespace+"/"+pod.Name))
+	}
+	running := 0
+	for _, r := range a.state.P.Containers {
+		if r.Phase == pb.ContainerPhase_CONTAINER_RUNNING {
+			running++
+		}
+	}
+	fields = append(fields, zap.Int("runningAdopted", running))
+	a.deps.Logger.Error("pod rebuilt from the runtime: its journal history was lost; running containers adopted, nothing restarted", fields...)
+	if a.deps.Rebuilt != nil {
+		a.deps.Rebuilt.Rebuilt(a.state.Pod, damage)
+	}
 }

@@ -46,6 +46,7 @@ func Observed(uid string, v *cri.PodView) *pb.RuntimeObserved {
 		oc := &pb.ObservedContainer{
 			Id: c.ID, SandboxId: c.SandboxID, Name: c.Name, Attempt: c.Attempt,
 			ExitCode: c.ExitCode, Reason: c.Reason, Message: c.Message, ImageRef: c.ImageRef,
+			RestartCount: c.RestartCount,
 		}
 		switch c.State {
 		case cri.ContainerCreated:

@@ -29,3 +29,18 @@ type EventSink interface {
 	// image, stopping a container).
 	Acting(pod *corev1.Pod, effect lifecycle.Effect)
 }
+
+// RebuildSink is told of each pod whose lost journal history was rebuilt
+// from the runtime, once the rebuilt state is durable. damage says what was
+// lost. Called from the actor's goroutine; it must not block.
+type RebuildSink interface {
+	Rebuilt(pod *corev1.Pod, damage string)
+}
+
+// AppendHealth is told of PodActors whose journal appends fail: a pod is
+// failing from its first failed append until its next successful one.
+// Called from actor goroutines; it must not block.
+type AppendHealth interface {
+	AppendFailed(podUID string, err error)
+	AppendSucceeded(podUID string)
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
@@ -44,6 +45,29 @@ type Recovery struct {
 	// them out.
 	Pending  []string
 	ListedAt time.Time
+	// Damaged names the pods whose journal streams failed their checks and
+	// were dropped, with what was wrong: they are rebuilt from the runtime.
+	Damaged map[string]string
+	// Lost, when set, says why the whole journal's history is gone (the
+	// file was quarantined, or it was empty or missing while the runtime
+	// held actorlet's pods).
+	Lost string
+}
+
+// rebuildDamage says why the pod uid has to be rebuilt from the runtime,
+// or "" if its journal explains it: its stream was damaged, or the runtime
+// holds objects of it that its journal does not record at all.
+func (rec *Recovery) rebuildDamage(uid string, st *lifecycle.State, v *pb.RuntimeObserved) string {
+	if d, ok := rec.Damaged[uid]; ok {
+		return "journal stream damaged: " + d
+	}
+	if len(v.GetSandboxes())+len(v.GetContainers()) == 0 || (st != nil && st.HasRuntimeHistory()) {
+		return ""
+	}
+	if rec.Lost != "" {
+		return rec.Lost
+	}
+	return "the journal has no record of the pod's runtime objects"
 }
 
 // ActivePods asks the Supervisor for the UIDs it runs actors for; the reply is []string.
@@ -194,6 +218,12 @@ func (s *supervisor) recover(ctx actor.Context) {
 		if v == nil {
 			v = &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: listed}
 		}
+		if _, wanted := want[uid]; wanted {
+			if damage := rec.rebuildDamage(uid, rec.States[uid], v); damage != "" {
+				v = proto.Clone(v).(*pb.RuntimeObserved)
+				v.Rebuild, v.Damage = true, damage
+			}
+		}
 		ctx.Send(pid, v)
 	}
 	s.deps.Logger.Info("recovered", zap.Int("pods", len(uids)), zap.Int("journaled", len(rec.States)), zap.Int("runtime", len(rec.Views)))
@@ -281,7 +311,8 @@ func desiredMsg(pod *corev1.Pod, source string) (*pb.PodDesired, [sha256.Size]by
 }
 
 // podStrategy maps a PodActor's failure to a directive: a journal error
-// restarts the actor, which reloads its state from disk (at most 10 times in
+// (a state that cannot be loaded; failed appends do not panic, see
+// podActor.appendFailed) restarts the actor, which reloads its state from disk (at most 10 times in
 // 10 s; beyond that the pod's actor is stopped); a journal that is gone stops
 // it and reports the node as failed (OnFatal), since no restart can help;
 // any other panic restarts it.

@@ -50,13 +50,14 @@ type memJournal struct {
 	streams map[string][]*pb.Envelope
 	failAt  int // the failAt-th append fails (1-based); 0: none
 	appends int
+	down    bool // every append fails (a full disk)
 }
 
 func (j *memJournal) Append(_ context.Context, uid string, evs ...*pb.Envelope) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.appends++
-	if j.appends == j.failAt {
+	if j.appends == j.failAt || j.down {
 		return errors.New("injected append failure")
 	}
 	s := j.streams[uid]
@@ -96,9 +97,10 @@ func (s *statusLog) get(uid string) (PodUpdate, bool) {
 	return u, ok
 }
 
-// TestFailedAppendRestartsFromDisk: a PodActor whose append fails is
-// restarted, reloads what the journal really holds, asks the Supervisor for
-// its pod again and carries on; nothing is done twice in the runtime.
+// TestFailedAppendRestartsFromDisk: a PodActor whose append fails drops
+// that decision, waits, decides its commands again, asks the Supervisor for
+// its pod and lists the runtime again, and carries on; nothing is done
+// twice in the runtime.
 func TestFailedAppendRestartsFromDisk(t *testing.T) {
 	for failAt := 1; failAt <= 5; failAt++ { // reaching Running takes 5 appends
 		t.Run(fmt.Sprintf("append-%d-fails", failAt), func(t *testing.T) {

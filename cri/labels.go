@@ -20,6 +20,10 @@ const (
 	LabelManaged = "io.actorlet.managed"
 	// ManagedValue is the value of LabelManaged.
 	ManagedValue = "true"
+	// AnnotationRestartCount holds a container's restart count when it was
+	// created (the kubelet's annotation of the same name), so that a pod whose
+	// journal is lost gets its restart counts back from the runtime.
+	AnnotationRestartCount = "io.kubernetes.container.restartCount"
 )
 
 // managedSelector returns the label selector for actorlet's objects, narrowed to one pod when

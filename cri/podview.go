@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strconv"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -94,6 +95,8 @@ type Container struct {
 	CreatedAt, StartedAt, FinishedAt time.Time
 	// Image is the image as requested; ImageRef is what the runtime resolved it to.
 	Image, ImageRef string
+	// RestartCount is the container's AnnotationRestartCount (0 if absent or malformed).
+	RestartCount uint32
 }
 
 // Equal reports whether two views describe the same runtime state (times compared with
@@ -119,7 +122,7 @@ func (c Container) equal(o Container) bool {
 	return c.ID == o.ID && c.SandboxID == o.SandboxID && c.Name == o.Name && c.Attempt == o.Attempt &&
 		c.State == o.State && c.ExitCode == o.ExitCode && c.Reason == o.Reason && c.Message == o.Message &&
 		c.CreatedAt.Equal(o.CreatedAt) && c.StartedAt.Equal(o.StartedAt) && c.FinishedAt.Equal(o.FinishedAt) &&
-		c.Image == o.Image && c.ImageRef == o.ImageRef
+		c.Image == o.Image && c.ImageRef == o.ImageRef && c.RestartCount == o.RestartCount
 }
 
 // ListPods returns the views of all pods that have actorlet-managed objects in the runtime,
@@ -342,19 +345,20 @@ func (c *Client) container(ctx context.Context, pc *runtimeapi.Container, cache 
 		imageRef = pc.GetImageRef()
 	}
 	return Container{
-		ID:         pc.GetId(),
-		SandboxID:  pc.GetPodSandboxId(),
-		Name:       name,
-		Attempt:    pc.GetMetadata().GetAttempt(),
-		State:      containerState(st.GetState()), // fresher than the listing
-		ExitCode:   st.GetExitCode(),
-		Reason:     st.GetReason(),
-		Message:    TerminationMessage(st),
-		CreatedAt:  nanoTime(cmp.Or(st.GetCreatedAt(), pc.GetCreatedAt())),
-		StartedAt:  nanoTime(st.GetStartedAt()),
-		FinishedAt: nanoTime(st.GetFinishedAt()),
-		Image:      image,
-		ImageRef:   imageRef,
+		ID:           pc.GetId(),
+		SandboxID:    pc.GetPodSandboxId(),
+		Name:         name,
+		Attempt:      pc.GetMetadata().GetAttempt(),
+		State:        containerState(st.GetState()), // fresher than the listing
+		ExitCode:     st.GetExitCode(),
+		Reason:       st.GetReason(),
+		Message:      TerminationMessage(st),
+		CreatedAt:    nanoTime(cmp.Or(st.GetCreatedAt(), pc.GetCreatedAt())),
+		StartedAt:    nanoTime(st.GetStartedAt()),
+		FinishedAt:   nanoTime(st.GetFinishedAt()),
+		Image:        image,
+		ImageRef:     imageRef,
+		RestartCount: restartCount(cmp.Or(st.GetAnnotations()[AnnotationRestartCount], pc.GetAnnotations()[AnnotationRestartCount])),
 	}, true, nil
 }
 
@@ -364,4 +368,13 @@ func nanoTime(ns int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, ns).UTC()
+}
+
+// restartCount parses an AnnotationRestartCount value; absent or malformed is 0.
+func restartCount(v string) uint32 {
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return 0
+	}
+	return uint32(n)
 }

@@ -117,6 +117,9 @@ func Apply(s *State, env *pb.Envelope) {
 		if r.Id != "" && !slices.Contains(r.DeadIds, r.Id) {
 			r.DeadIds = append(r.DeadIds, r.Id)
 		}
+		if ev.Adopted {
+			r.RestartCount = ev.RestartCount
+		}
 		r.Attempt = ev.Attempt
 		r.Id = ""
 		r.Ready, r.StartupDone, r.KillReason, r.KillMessage = false, false, "", ""

@@ -95,6 +95,9 @@ func (d *decider) react(in Input) {
 		d.undesired(in.GetReason())
 	case *pb.RuntimeObserved:
 		d.s.Observed = in
+		if in.GetRebuild() {
+			d.adopt(in)
+		}
 		d.reconcile(in)
 	case *pb.EffectResult:
 		d.result(in)

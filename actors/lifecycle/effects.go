@@ -35,6 +35,9 @@ type CreateContainer struct {
 	Name      string
 	Attempt   uint32
 	SandboxID string
+	// RestartCount is the container's restart count, put on the container
+	// (cri.AnnotationRestartCount) so that it survives a lost journal.
+	RestartCount uint32
 }
 
 // StartContainer starts a created container.

@@ -95,7 +95,7 @@ func (d *decider) planContainer(fx *effects, spec *corev1.Container, sb *pb.Sand
 	}
 	switch r.Phase {
 	case pb.ContainerPhase_CONTAINER_REQUESTED:
-		fx.add(CreateContainer{Name: r.Name, Attempt: r.Attempt, SandboxID: sb.Id})
+		fx.add(CreateContainer{Name: r.Name, Attempt: r.Attempt, SandboxID: sb.Id, RestartCount: r.RestartCount})
 		return
 	case pb.ContainerPhase_CONTAINER_CREATED:
 		fx.add(StartContainer{Name: r.Name, Attempt: r.Attempt, ID: r.Id})
@@ -255,7 +255,7 @@ func (d *decider) finishCreates(fx *effects) bool {
 	requested := false
 	for _, name := range d.recordNames() {
 		if r := d.s.P.Containers[name]; r.Phase == pb.ContainerPhase_CONTAINER_REQUESTED {
-			fx.add(CreateContainer{Name: r.Name, Attempt: r.Attempt, SandboxID: cur.Id})
+			fx.add(CreateContainer{Name: r.Name, Attempt: r.Attempt, SandboxID: cur.Id, RestartCount: r.RestartCount})
 			requested = true
 		}
 	}

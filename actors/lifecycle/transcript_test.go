@@ -260,12 +260,16 @@ func (h *harness) effects(fx []lifecycle.Effect) string {
 // parseObserved reads lines like
 //
 //	sandbox id=sb1 attempt=1 ready=true ip=10.0.0.2
-//	container id=c1 sandbox=sb1 name=app attempt=1 state=running started=1s exit=0
+//	container id=c1 sandbox=sb1 name=app attempt=1 state=running started=1s exit=0 restarts=0
+//
+// With the argument rebuild, the view asks the core to adopt what it shows
+// (the pod's history is lost).
 func parseObserved(d *datadriven.TestData, now time.Time) (*pb.RuntimeObserved, error) {
 	obs := &pb.RuntimeObserved{PodUid: "uid-1", Complete: true, ListedAtUnixNano: now.UnixNano()}
 	if d.HasArg("incomplete") {
 		obs.Complete = false
 	}
+	obs.Rebuild = d.HasArg("rebuild")
 	for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -302,6 +306,8 @@ func parseObserved(d *datadriven.TestData, now time.Time) (*pb.RuntimeObserved, 
 			code, _ := strconv.Atoi(kv["exit"])
 			c.ExitCode = int32(code)
 			c.Reason = kv["reason"]
+			restarts, _ := strconv.Atoi(kv["restarts"])
+			c.RestartCount = uint32(restarts)
 			obs.Containers = append(obs.Containers, c)
 		default:
 			return nil, fmt.Errorf("unknown observed object %q", fields[0])

@@ -138,14 +138,16 @@ type Agent struct {
 	eviction *eviction.Manager
 	log      *zap.Logger
 	journal  *journal.Journal
-	statuses *podstatus.Cache
-	system   *actor.ActorSystem
-	sup      *actor.PID
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	recovery time.Duration
-	sources  *sourceForwarder
-	fatal    chan error
+	// journalHealth tracks the pods whose appends fail (JournalHealth).
+	journalHealth *journalHealth
+	statuses      *podstatus.Cache
+	system        *actor.ActorSystem
+	sup           *actor.PID
+	cancel        context.CancelFunc
+	wg            sync.WaitGroup
+	recovery      time.Duration
+	sources       *sourceForwarder
+	fatal         chan error
 }
 
 // Start opens the journal, recovers (journal, runtime, sources) and starts
@@ -184,6 +186,12 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	a.statuses = podstatus.New(reg, clock.RealClock{})
 	if err := reg.Register(newJournalCollector(j)); err != nil {
+		j.Close()
+		return nil, err
+	}
+	a.journalHealth = newJournalHealth(j.Path())
+	rebuilt, err := newRebuiltReporter(reg, cfg.Events)
+	if err != nil {
 		j.Close()
 		return nil, err
 	}
@@ -238,7 +246,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	deps := actors.Deps{
 		Probers: prober, Hooks: prober, Volumes: vols,
 		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
-		Events: cfg.Events, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
+		Events: cfg.Events, Rebuilt: rebuilt, AppendHealth: a.journalHealth, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
 		PodConfig: podspec.Options{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
@@ -374,6 +382,11 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 // is gone). The embedder should stop the node.
 func (a *Agent) Fatal() <-chan error { return a.fatal }
 
+// JournalHealth is nil while the journal takes every append; otherwise it
+// names the journal and the failure (pods wait and retry meanwhile). Health
+// checks (/healthz) report it.
+func (a *Agent) JournalHealth() error { return a.journalHealth.Err() }
+
 // RecoveryTime is how long Start took to replay the journal, list the
 // runtime and start every recovered pod's actor.
 func (a *Agent) RecoveryTime() time.Duration { return a.recovery }
@@ -453,11 +466,18 @@ func (a *Agent) stopSupervisor(ctx context.Context) error {
 // recoverState reads every pod's journal and lists the runtime once,
 // asking the status only of objects whose state the journal does not know.
 func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client, retention time.Duration, log *zap.Logger) (*actors.Recovery, map[string]*cri.PodView, error) {
+	rec := &actors.Recovery{States: map[string]*lifecycle.State{}, Views: map[string]*pb.RuntimeObserved{}, ListedAt: time.Now()}
 	streams, err := j.LoadAll(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("recover from journal %s: %w", j.Path(), err)
+		if rec.Damaged, err = dropDamaged(ctx, j, err, log); err != nil {
+			return nil, nil, fmt.Errorf("recover from journal %s: %w", j.Path(), err)
+		}
 	}
-	rec := &actors.Recovery{States: map[string]*lifecycle.State{}, Views: map[string]*pb.RuntimeObserved{}, ListedAt: time.Now()}
+	if q := j.Quarantined(); q != nil {
+		rec.Lost = "journal quarantined: " + q.Error()
+	} else if len(streams) == 0 {
+		rec.Lost = "the journal is empty or was missing"
+	}
 	for uid, s := range streams {
 		st, err := actors.Restore(uid, s.Snapshot, s.Events)
 		if err != nil {
@@ -483,6 +503,40 @@ func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client, r
 		rec.Views[uid] = actors.Observed(uid, v)
 	}
 	return rec, views, nil
+}
+
+// dropDamaged handles LoadAll's error: when it is a *journal.CorruptError
+// whose problems all name a pod, the damaged pods' streams are deleted (their
+// history is lost; the actors rebuild them from the runtime and journal them
+// afresh) and returned with what was wrong; each is logged at error level.
+// Any other error (a problem of the file as a whole) is returned as is.
+func dropDamaged(ctx context.Context, j *journal.Journal, err error, log *zap.Logger) (map[string]string, error) {
+	var ce *journal.CorruptError
+	if !errors.As(err, &ce) {
+		return nil, err
+	}
+	damaged := map[string]string{}
+	for _, p := range ce.Problems {
+		if p.PodUID == "" {
+			return nil, err
+		}
+		what := p.Detail
+		if p.Seq != 0 {
+			what = fmt.Sprintf("record %d: %s", p.Seq, p.Detail)
+		}
+		if prev, ok := damaged[p.PodUID]; ok {
+			what = prev + "; " + what
+		}
+		damaged[p.PodUID] = what
+	}
+	for uid, what := range damaged {
+		log.Error("JOURNAL DAMAGED: the pod's history failed its check and is dropped; the pod is rebuilt from the runtime",
+			zap.String("uid", uid), zap.String("damage", what), zap.String("journal", j.Path()))
+		if err := j.Delete(ctx, uid); err != nil {
+			return nil, fmt.Errorf("drop the damaged stream of pod %s: %w", uid, err)
+		}
+	}
+	return damaged, nil
 }
 
 // listAtStart lists the runtime's pods for recovery. A listing that fails

@@ -133,3 +133,18 @@ func probeName(k pb.ProbeKind) string {
 		return "Readiness"
 	}
 }
+
+// JournalRebuilt is the reason of the Warning event of a pod whose journal
+// history was lost and rebuilt from the runtime.
+const JournalRebuilt = "JournalRebuilt"
+
+var _ actors.RebuildSink = Recorder{}
+
+// Rebuilt implements actors.RebuildSink: a Warning event on the pod.
+func (r Recorder) Rebuilt(pod *corev1.Pod, damage string) {
+	if pod == nil {
+		return
+	}
+	r.rec.Eventf(pod, corev1.EventTypeWarning, JournalRebuilt,
+		"The pod's journal history was lost (%s); its state was rebuilt from the container runtime, running containers adopted", damage)
+}

@@ -175,6 +175,9 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		srv, err = server.New(server.Options{
 			Address: kc.HealthzBindAddress, Port: int(*kc.HealthzPort), Pods: a.Statuses(), Gatherer: reg, Logger: log.Named("http"),
 			Healthz: func(ctx context.Context) error {
+				if err := a.JournalHealth(); err != nil {
+					return err
+				}
 				_, err := client.Version(ctx)
 				return err
 			},

@@ -1305,9 +1305,14 @@ func (x *SandboxLost) GetReason() string {
 
 // ContainerRequested is the write-ahead intent for CreateContainer(name, attempt).
 type ContainerRequested struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Attempt       uint32                 `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Attempt uint32                 `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// adopted: the attempt was found running or finished in the runtime when
+	// the pod's history was lost (rebuilt from the runtime), not asked for;
+	// restart_count is then the count the runtime's annotation holds.
+	Adopted       bool   `protobuf:"varint,3,opt,name=adopted,proto3" json:"adopted,omitempty"`
+	RestartCount  uint32 `protobuf:"varint,4,opt,name=restart_count,json=restartCount,proto3" json:"restart_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1352,6 +1357,20 @@ func (x *ContainerRequested) GetName() string {
 func (x *ContainerRequested) GetAttempt() uint32 {
 	if x != nil {
 		return x.Attempt
+	}
+	return 0
+}
+
+func (x *ContainerRequested) GetAdopted() bool {
+	if x != nil {
+		return x.Adopted
+	}
+	return false
+}
+
+func (x *ContainerRequested) GetRestartCount() uint32 {
+	if x != nil {
+		return x.RestartCount
 	}
 	return 0
 }
@@ -3153,10 +3172,12 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\vSandboxLost\x12\x1d\n" +
 	"\n" +
 	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"B\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x81\x01\n" +
 	"\x12ContainerRequested\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\aattempt\x18\x02 \x01(\rR\aattempt\"\x81\x01\n" +
+	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x18\n" +
+	"\aadopted\x18\x03 \x01(\bR\aadopted\x12#\n" +
+	"\rrestart_count\x18\x04 \x01(\rR\frestartCount\"\x81\x01\n" +
 	"\x10ContainerCreated\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12!\n" +

@@ -203,8 +203,14 @@ type RuntimeObserved struct {
 	Complete bool `protobuf:"varint,4,opt,name=complete,proto3" json:"complete,omitempty"`
 	// listed_at: when the list call started; objects created after it may be missing from the view.
 	ListedAtUnixNano int64 `protobuf:"varint,5,opt,name=listed_at_unix_nano,json=listedAtUnixNano,proto3" json:"listed_at_unix_nano,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// rebuild: the pod's history is lost (its journal stream was damaged, or
+	// the journal was lost while the runtime held its objects): the core
+	// adopts what the runtime holds instead of starting the pod afresh.
+	Rebuild bool `protobuf:"varint,6,opt,name=rebuild,proto3" json:"rebuild,omitempty"`
+	// damage says what was lost, for the log, the event and the journal.
+	Damage        string `protobuf:"bytes,7,opt,name=damage,proto3" json:"damage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RuntimeObserved) Reset() {
@@ -270,6 +276,20 @@ func (x *RuntimeObserved) GetListedAtUnixNano() int64 {
 		return x.ListedAtUnixNano
 	}
 	return 0
+}
+
+func (x *RuntimeObserved) GetRebuild() bool {
+	if x != nil {
+		return x.Rebuild
+	}
+	return false
+}
+
+func (x *RuntimeObserved) GetDamage() string {
+	if x != nil {
+		return x.Damage
+	}
+	return ""
 }
 
 type ObservedSandbox struct {
@@ -353,8 +373,11 @@ type ObservedContainer struct {
 	StartedAtUnixNano  int64                  `protobuf:"varint,9,opt,name=started_at_unix_nano,json=startedAtUnixNano,proto3" json:"started_at_unix_nano,omitempty"`
 	FinishedAtUnixNano int64                  `protobuf:"varint,10,opt,name=finished_at_unix_nano,json=finishedAtUnixNano,proto3" json:"finished_at_unix_nano,omitempty"`
 	ImageRef           string                 `protobuf:"bytes,11,opt,name=image_ref,json=imageRef,proto3" json:"image_ref,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// restart_count: the container's restart count at its creation, from
+	// the io.kubernetes.container.restartCount annotation.
+	RestartCount  uint32 `protobuf:"varint,12,opt,name=restart_count,json=restartCount,proto3" json:"restart_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ObservedContainer) Reset() {
@@ -462,6 +485,13 @@ func (x *ObservedContainer) GetImageRef() string {
 		return x.ImageRef
 	}
 	return ""
+}
+
+func (x *ObservedContainer) GetRestartCount() uint32 {
+	if x != nil {
+		return x.RestartCount
+	}
+	return 0
 }
 
 // Tick: a timer the pod armed has fired.
@@ -815,7 +845,7 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\rreject_reason\x18\x03 \x01(\tR\frejectReason\x12%\n" +
 	"\x0ereject_message\x18\x04 \x01(\tR\rrejectMessage\"&\n" +
 	"\fPodUndesired\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xf1\x01\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xa3\x02\n" +
 	"\x0fRuntimeObserved\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12:\n" +
 	"\tsandboxes\x18\x02 \x03(\v2\x1c.actorlet.v1.ObservedSandboxR\tsandboxes\x12>\n" +
@@ -823,12 +853,14 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"containers\x18\x03 \x03(\v2\x1e.actorlet.v1.ObservedContainerR\n" +
 	"containers\x12\x1a\n" +
 	"\bcomplete\x18\x04 \x01(\bR\bcomplete\x12-\n" +
-	"\x13listed_at_unix_nano\x18\x05 \x01(\x03R\x10listedAtUnixNano\"a\n" +
+	"\x13listed_at_unix_nano\x18\x05 \x01(\x03R\x10listedAtUnixNano\x12\x18\n" +
+	"\arebuild\x18\x06 \x01(\bR\arebuild\x12\x16\n" +
+	"\x06damage\x18\a \x01(\tR\x06damage\"a\n" +
 	"\x0fObservedSandbox\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x14\n" +
 	"\x05ready\x18\x03 \x01(\bR\x05ready\x12\x0e\n" +
-	"\x02ip\x18\x04 \x01(\tR\x02ip\"\xf2\x02\n" +
+	"\x02ip\x18\x04 \x01(\tR\x02ip\"\x97\x03\n" +
 	"\x11ObservedContainer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
@@ -842,7 +874,8 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\x14started_at_unix_nano\x18\t \x01(\x03R\x11startedAtUnixNano\x121\n" +
 	"\x15finished_at_unix_nano\x18\n" +
 	" \x01(\x03R\x12finishedAtUnixNano\x12\x1b\n" +
-	"\timage_ref\x18\v \x01(\tR\bimageRef\"\x06\n" +
+	"\timage_ref\x18\v \x01(\tR\bimageRef\x12#\n" +
+	"\rrestart_count\x18\f \x01(\rR\frestartCount\"\x06\n" +
 	"\x04Tick\"\xbf\x03\n" +
 	"\fEffectResult\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x0e\n" +
