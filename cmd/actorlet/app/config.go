@@ -96,6 +96,9 @@ type nodeConfig struct {
 	// lower-cased); nodeIPs its addresses (--node-ip, or found).
 	nodeName string
 	nodeIPs  []net.IP
+	// readOnlyAddress is where the read-only port listens, when it is on
+	// (see readOnlyAddress).
+	readOnlyAddress string
 	// log is the resolved log level and format.
 	log logOptions
 	// eviction is nil when no threshold is configured.
@@ -131,6 +134,7 @@ func resolve(parsed *kubeletconfig.Parsed, own *ownFlags, p kubeletconfig.Profil
 	nc := &nodeConfig{profile: p, kc: kc, node: parsed.Node, own: *own, warnings: parsed.Warnings,
 		log: resolveLogging(own.log, kc, parsed.FlagSet, p)}
 	nc.ignoredFlags, nc.ignoredFields = kubeletconfig.Ignored(parsed.FlagSet, kc, p, isOwnFlag)
+	nc.readOnlyAddress = readOnlyAddress(kc.Address, parsed.FlagSet.Changed("address"))
 	if nc.kc.ImageServiceEndpoint == "" {
 		nc.kc.ImageServiceEndpoint = nc.kc.ContainerRuntimeEndpoint
 	}
