@@ -2,6 +2,8 @@
 GO        ?= go
 ROOT_DIR  ?= $(CURDIR)/_out/demo
 PORT      ?= 10248
+# The read-only port (the kubelet's 10255, off unless given): /pods, /metrics.
+READ_ONLY_PORT ?= 10255
 # Where test/e2e/env.sh keeps its containerd (config, state, socket, env file).
 E2E_PREFIX ?= /tmp/actorlet-e2e
 export ACTORLET_E2E_PREFIX := $(E2E_PREFIX)
@@ -20,11 +22,12 @@ build:
 	$(GO) build -o bin/actorlet ./cmd/actorlet
 
 # A node on the in-process simulated runtime with the example manifests.
-# Look at it with: curl -s localhost:$(PORT)/pods | jq '.items[].status.phase'
+# Look at it with: curl -s localhost:$(READ_ONLY_PORT)/pods | jq '.items[].status.phase'
+# (the health port, $(PORT), serves /healthz only).
 run:
 	$(GO) run ./cmd/actorlet run --container-runtime-endpoint=sim:// \
 		--pod-manifest-path=cmd/actorlet/examples --root-dir=$(ROOT_DIR) \
-		--pod-logs-dir=$(ROOT_DIR)/logs --hostname-override=demo --healthz-port=$(PORT) --log-format=console
+		--pod-logs-dir=$(ROOT_DIR)/logs --hostname-override=demo --healthz-port=$(PORT) --read-only-port=$(READ_ONLY_PORT) --log-format=console
 
 vet:
 	$(GO) vet ./...

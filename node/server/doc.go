@@ -1,14 +1,35 @@
-// Package server is actorlet's local HTTP endpoint, the kubelet's healthz
-// server: by default on 127.0.0.1:10248.
+// Package server serves actorlet's two plain-HTTP local endpoints, the
+// kubelet's health port and its read-only port. Both are a [Server]; what
+// it serves depends on which providers its [Options] hold.
 //
-// # Endpoints
+// # The health port (healthzPort, 10248 on healthzBindAddress, 127.0.0.1)
+//
+// Options with only Healthz: it serves
 //
 //	GET /healthz   200 "ok", or 500 with the health check's error text
-//	GET /pods      the node's pods as JSON, a v1 PodList (kind PodList, apiVersion v1), with their statuses
-//	GET /metrics   the Prometheus metrics of Options.Gatherer
 //
-// Any other path is 404; another method on a known path is 405 (HEAD is
-// served as GET, as net/http does). Responses are not cached.
+// and nothing else, as the kubelet's 10248. Pods and metrics are never on
+// it: they are on the read-only port (below) or behind authentication on
+// the kubelet API (package kubeletapi, 10250).
+//
+// # The read-only port (readOnlyPort, the kubelet's 10255; 0, off, by default)
+//
+// Options with Pods, Gatherer and Summary: unauthenticated, as the
+// kubelet's read-only server, it serves
+//
+//	GET /healthz         as above
+//	GET /pods            the node's pods as JSON, a v1 PodList (kind PodList, apiVersion v1), with their statuses
+//	GET /metrics         the Prometheus metrics of Options.Gatherer
+//	GET /stats/summary   a stats/v1alpha1 Summary (?only_cpu_and_memory=true)
+//
+// Anyone who reaches it reads every pod's spec, environment values
+// included: the caller binds it to loopback unless told otherwise.
+//
+// # Both
+//
+// A path whose provider is not set is 404, as is any other path; another
+// method on a known path is 405 (HEAD is served as GET, as net/http does).
+// Responses are not cached.
 //
 // # Lifecycle
 //

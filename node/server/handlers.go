@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
@@ -11,15 +13,39 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// routes serves /healthz, and each other path only when its provider is
+// set: the health port has none of them.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.HandleFunc("GET /pods", s.pods)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.opts.Gatherer, promhttp.HandlerOpts{
-		ErrorLog:      zapErrorLog{s.log},
-		ErrorHandling: promhttp.ContinueOnError,
-	}))
+	if s.opts.Pods != nil {
+		mux.HandleFunc("GET /pods", s.pods)
+	}
+	if s.opts.Gatherer != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(s.opts.Gatherer, promhttp.HandlerOpts{
+			ErrorLog:      zapErrorLog{s.log},
+			ErrorHandling: promhttp.ContinueOnError,
+		}))
+	}
+	if s.opts.Summary != nil {
+		mux.HandleFunc("GET /stats/summary", s.summary)
+	}
 	return noCache(mux)
+}
+
+// endpoints lists the paths the server serves, for its log line.
+func (s *Server) endpoints() []string {
+	out := []string{"/healthz"}
+	if s.opts.Pods != nil {
+		out = append(out, "/pods")
+	}
+	if s.opts.Gatherer != nil {
+		out = append(out, "/metrics")
+	}
+	if s.opts.Summary != nil {
+		out = append(out, "/stats/summary")
+	}
+	return out
 }
 
 func noCache(h http.Handler) http.Handler {
@@ -53,10 +79,37 @@ func (s *Server) pods(w http.ResponseWriter, _ *http.Request) {
 			list.Items = append(list.Items, *p)
 		}
 	}
-	body, err := json.Marshal(&list)
+	s.writeJSON(w, "/pods", &list)
+}
+
+// summary answers /stats/summary; ?only_cpu_and_memory=true asks for the
+// CPU-and-memory-only form, as on the kubelet's read-only port.
+func (s *Server) summary(w http.ResponseWriter, r *http.Request) {
+	only := false
+	if v := r.URL.Query().Get("only_cpu_and_memory"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			http.Error(w, fmt.Sprintf("invalid only_cpu_and_memory %q: %v", v, err), http.StatusBadRequest)
+			return
+		}
+		only = b
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), SummaryTimeout)
+	defer cancel()
+	sum, err := s.opts.Summary.Summary(ctx, only)
 	if err != nil {
-		s.log.Error("encoding /pods", zap.Error(err))
-		http.Error(w, "cannot encode pods: "+err.Error(), http.StatusInternalServerError)
+		s.log.Warn("stats summary failed", zap.Error(err))
+		http.Error(w, "stats summary: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.writeJSON(w, "/stats/summary", sum)
+}
+
+func (s *Server) writeJSON(w http.ResponseWriter, path string, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		s.log.Error("encoding "+path, zap.Error(err))
+		http.Error(w, "cannot encode "+path+": "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
 // fakeLister returns the pods it holds.
@@ -24,9 +26,32 @@ func (f *fakeLister) List() []*corev1.Pod {
 	return f.pods
 }
 
-// testOptions are valid options on a free loopback port.
+// testOptions are the read-only port's options on a free loopback port.
 func testOptions() Options {
-	return Options{Port: 0, Pods: &fakeLister{}, Gatherer: prometheus.NewRegistry()}
+	return Options{Port: 0, Pods: &fakeLister{}, Gatherer: prometheus.NewRegistry(), Summary: &fakeSummary{}}
+}
+
+// fakeSummary returns a summary naming the node, and counts the
+// CPU-and-memory-only calls.
+type fakeSummary struct {
+	mu      sync.Mutex
+	onlyCPU int
+	err     error
+}
+
+func (f *fakeSummary) Summary(ctx context.Context, onlyCPUAndMemory bool) (*statsv1alpha1.Summary, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := ctx.Deadline(); !ok {
+		return nil, errors.New("summary asked without a deadline")
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	if onlyCPUAndMemory {
+		f.onlyCPU++
+	}
+	return &statsv1alpha1.Summary{Node: statsv1alpha1.NodeStats{NodeName: "node-1"}}, nil
 }
 
 // start starts a Server with opts and shuts it down when the test ends.

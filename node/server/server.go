@@ -81,7 +81,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.started = true
 	s.addr = ln.Addr().String()
-	s.log.Info("serving healthz, pods and metrics", zap.String("address", s.addr))
+	s.log.Info("serving", zap.String("address", s.addr), zap.Strings("paths", s.endpoints()))
 
 	served := make(chan struct{})
 	go func() {

@@ -14,8 +14,6 @@ import (
 
 func TestNewRejectsBadOptions(t *testing.T) {
 	for name, mutate := range map[string]func(*Options){
-		"no pods":       func(o *Options) { o.Pods = nil },
-		"no gatherer":   func(o *Options) { o.Gatherer = nil },
 		"negative port": func(o *Options) { o.Port = -1 },
 		"port too big":  func(o *Options) { o.Port = 65536 },
 	} {

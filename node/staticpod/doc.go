@@ -4,11 +4,17 @@
 //
 // # What a manifest becomes
 //
-// Every regular file in the directory (hidden files, directories and editor
-// temporary files are skipped) holds exactly one v1 Pod in YAML or JSON. It is
-// decoded strictly (unknown fields are an error), given the API defaults that
-// actorlet relies on (see [ApplyDefaults]), bound to the node and checked with
-// [Validate]:
+// Every regular file in the directory holds exactly one v1 Pod in YAML or
+// JSON. Hidden files, editor backups and temporaries, and subdirectories
+// (not searched, as by the kubelet) are skipped: each is a [Skip] with its
+// reason, logged at debug level. A file over [MaxManifestBytes] (3 MiB, the
+// API server's request limit) is rejected unread; the kubelet has no limit.
+// The pod is decoded case-sensitively; unknown and duplicate fields are
+// ignored, as the kubelet's decoder ignores them, and named, all of them, in
+// one [Warning] for the file (logged once). It is then given the API
+// defaults that actorlet relies on (see [ApplyDefaults]), bound to the node
+// and checked with [Validate], which names every problem in one error
+// (annotations over 256 KiB in total are refused, as by the API server):
 //
 //   - metadata.name becomes "<name>-<nodename>" (node name lowercased), the
 //     namespace defaults to "default" and spec.nodeName is the node name;

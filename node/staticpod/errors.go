@@ -12,12 +12,16 @@ var (
 	// ErrUnreadable: the file could not be read.
 	ErrUnreadable = errors.New("unreadable manifest")
 	// ErrDecode: the file is empty, not YAML/JSON, holds more than one
-	// document, or has fields a Pod does not have.
+	// document, or a value of the wrong type. (Unknown fields are a
+	// Warning, not an error.)
 	ErrDecode = errors.New("cannot decode manifest")
 	// ErrNotPod: the file holds an object other than a v1 Pod.
 	ErrNotPod = errors.New("manifest is not a v1 Pod")
 	// ErrInvalid: the pod failed validation; see ManifestError.Fields.
 	ErrInvalid = errors.New("invalid pod")
+	// ErrTooLarge: the file is larger than MaxManifestBytes, or the pod's
+	// annotations larger than the API server allows.
+	ErrTooLarge = errors.New("manifest too large")
 	// ErrDuplicate: an earlier file (in name order) defines a pod with the
 	// same namespace and name.
 	ErrDuplicate = errors.New("duplicate pod")
@@ -30,7 +34,7 @@ type ManifestError struct {
 	// File is the manifest's path.
 	File string
 	// Kind is one of ErrUnreadable, ErrDecode, ErrNotPod, ErrInvalid,
-	// ErrDuplicate.
+	// ErrTooLarge, ErrDuplicate.
 	Kind error
 	// Fields holds the validation errors when Kind is ErrInvalid.
 	Fields field.ErrorList

@@ -16,20 +16,32 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
 // ErrNoNodeName is returned when the node name is empty.
 var ErrNoNodeName = errors.New("staticpod: node name is required")
 
+// Size limits of a manifest. The kubelet reads static pod files whole with
+// no limit (a 60 MB file costs gigabytes of memory and a journal record as
+// large); actorlet refuses what the API server would refuse anyway:
+//   - MaxManifestBytes, the API server's limit on a request body (its
+//     MaxRequestBodyBytes, 3 MiB), since a static pod's mirror pod has to
+//     be sent there;
+//   - the pod's annotations over 256 KiB in total, the API server's
+//     TotalAnnotationSizeLimitB (checked with the other validation).
+const MaxManifestBytes = 3 << 20
+
 // ReadFile reads one manifest and returns its pod, defaulted, bound to the
 // node and validated (see the package doc). The config.seen annotation is the
-// current time. An error is a *ManifestError naming path.
+// current time. An error is a *ManifestError naming path. Unknown fields
+// are ignored here; ReadDir and Source report them as Warnings.
 func ReadFile(path, nodeName string) (*corev1.Pod, error) {
 	if nodeName == "" {
 		return nil, ErrNoNodeName
 	}
-	pod, err := readManifest(filepath.Clean(path), nodeName)
+	pod, _, err := readManifest(filepath.Clean(path), nodeName)
 	if err != nil {
 		return nil, err
 	}
@@ -81,10 +93,11 @@ func readPath(path, nodeName string) (snap Snapshot, missing bool, err error) {
 	}
 	owners := map[string]string{} // namespace/name -> file defining it
 	for _, e := range entries {
-		if skipName(e.Name()) {
+		file := filepath.Join(path, e.Name())
+		if reason := skipReason(e.Name()); reason != "" {
+			snap.Skipped = append(snap.Skipped, Skip{File: file, Reason: reason})
 			continue
 		}
-		file := filepath.Join(path, e.Name())
 		fi, err := os.Stat(file) // follows symlinks
 		if err != nil {
 			if _, lerr := os.Lstat(file); errors.Is(err, fs.ErrNotExist) && errors.Is(lerr, fs.ErrNotExist) {
@@ -94,7 +107,12 @@ func readPath(path, nodeName string) (snap Snapshot, missing bool, err error) {
 			continue
 		}
 		if !fi.Mode().IsRegular() {
-			continue // the kubelet does not recurse into directories either
+			reason := "not a regular file (" + fi.Mode().Type().String() + ")"
+			if fi.IsDir() {
+				reason = "a directory: subdirectories are not read, as by the kubelet"
+			}
+			snap.Skipped = append(snap.Skipped, Skip{File: file, Reason: reason})
+			continue
 		}
 		snap.add(file, nodeName, owners)
 	}
@@ -104,7 +122,7 @@ func readPath(path, nodeName string) (snap Snapshot, missing bool, err error) {
 // add reads file and appends its pod or its rejection. owners, if not nil,
 // detects a second pod with the same namespace/name.
 func (s *Snapshot) add(file, nodeName string, owners map[string]string) {
-	pod, err := readManifest(file, nodeName)
+	pod, warning, err := readManifest(file, nodeName)
 	if errors.Is(err, fs.ErrNotExist) {
 		return // removed since the listing
 	}
@@ -121,62 +139,112 @@ func (s *Snapshot) add(file, nodeName string, owners map[string]string) {
 		return
 	}
 	s.Pods = append(s.Pods, pod)
+	if warning != "" {
+		s.Warnings = append(s.Warnings, Warning{File: file, Msg: warning})
+	}
 }
 
-// skipName reports whether a directory entry is not a manifest: hidden files
-// (which include vim's .name.swp and the ..data links of projected volumes)
-// and editor temporaries.
-func skipName(name string) bool {
+// skipName reports whether a directory entry is not a manifest (see
+// skipReason).
+func skipName(name string) bool { return skipReason(name) != "" }
+
+// skipReason says why a directory entry is not a manifest, or "": hidden
+// files (which include vim's .name.swp and the ..data links of projected
+// volumes) and editor backups and temporaries.
+func skipReason(name string) string {
 	switch {
-	case strings.HasPrefix(name, "."),
-		strings.HasSuffix(name, "~"), // emacs and vim backups
+	case strings.HasPrefix(name, "."):
+		return "a hidden file (name starts with a dot)"
+	case strings.HasSuffix(name, "~"), // emacs and vim backups
 		len(name) > 1 && strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#"), // emacs autosave
 		strings.HasSuffix(name, ".swp"), strings.HasSuffix(name, ".swo"), strings.HasSuffix(name, ".swx"),
 		name == "4913": // vim's probe that the directory is writable
-		return true
+		return "an editor backup or temporary file"
 	}
-	return false
+	return ""
 }
 
-func readManifest(path, nodeName string) (*corev1.Pod, error) {
-	data, err := os.ReadFile(path)
+func readManifest(path, nodeName string) (*corev1.Pod, string, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, manifestError(path, ErrUnreadable, err)
+		return nil, "", manifestError(path, ErrUnreadable, err)
+	}
+	defer f.Close()
+	// Read one byte past the limit, so a file that grows while it is read
+	// is caught too.
+	data, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
+	if err != nil {
+		return nil, "", manifestError(path, ErrUnreadable, err)
+	}
+	if len(data) > MaxManifestBytes {
+		return nil, "", manifestError(path, ErrTooLarge,
+			fmt.Errorf("larger than %d bytes (the API server's limit on a request)", MaxManifestBytes))
 	}
 	return parseManifest(path, nodeName, data)
 }
 
-// parseManifest decodes, defaults, binds and validates one manifest.
-func parseManifest(path, nodeName string, data []byte) (*corev1.Pod, error) {
+// parseManifest decodes, defaults, binds and validates one manifest. The
+// warning names every unknown or duplicate field, which are ignored, as
+// the kubelet's decoder ignores them.
+func parseManifest(path, nodeName string, data []byte) (*corev1.Pod, string, error) {
 	doc, err := singleDocument(data)
 	if err != nil {
-		return nil, manifestError(path, ErrDecode, err)
+		return nil, "", manifestError(path, ErrDecode, err)
 	}
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(doc, &tm); err != nil {
-		return nil, manifestError(path, ErrDecode, err)
+		return nil, "", manifestError(path, ErrDecode, err)
 	}
 	if tm.APIVersion != "v1" || tm.Kind != "Pod" {
-		return nil, manifestError(path, ErrNotPod,
+		return nil, "", manifestError(path, ErrNotPod,
 			fmt.Errorf(`apiVersion %q kind %q, want apiVersion "v1" kind "Pod"`, tm.APIVersion, tm.Kind))
 	}
-	pod := &corev1.Pod{}
-	if err := yaml.UnmarshalStrict(doc, pod); err != nil {
-		return nil, manifestError(path, ErrDecode, err)
-	}
-	if pod.Name == "" {
-		// Checked before the node suffix makes the name non-empty.
-		return nil, &ManifestError{File: path, Kind: ErrInvalid,
-			Fields: field.ErrorList{field.Required(field.NewPath("metadata", "name"), "")}}
+	pod, warning, err := decodePod(doc)
+	if err != nil {
+		return nil, "", manifestError(path, ErrDecode, err)
 	}
 	ApplyDefaults(pod)
+	if pod.Name == "" {
+		// Checked before the node suffix makes the name non-empty, with
+		// every other problem.
+		return nil, "", &ManifestError{File: path, Kind: ErrInvalid, Fields: Validate(pod)}
+	}
 	if err := bindToNode(pod, path, nodeName); err != nil {
-		return nil, manifestError(path, ErrInvalid, err)
+		return nil, "", manifestError(path, ErrInvalid, err)
 	}
 	if errs := Validate(pod); len(errs) > 0 {
-		return nil, &ManifestError{File: path, Kind: ErrInvalid, Fields: errs}
+		kind := ErrInvalid
+		for _, e := range errs {
+			if e.Type == field.ErrorTypeTooLong && e.Field == "metadata.annotations" {
+				kind = ErrTooLarge
+			}
+		}
+		return nil, "", &ManifestError{File: path, Kind: kind, Fields: errs}
 	}
-	return pod, nil
+	return pod, warning, nil
+}
+
+// decodePod decodes one YAML or JSON document into a Pod, case-sensitively
+// as the API server does. Unknown and duplicate fields do not stop it: they
+// are named, all of them, in the warning.
+func decodePod(doc []byte) (*corev1.Pod, string, error) {
+	j, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, "", err
+	}
+	pod := &corev1.Pod{}
+	strict, err := kjson.UnmarshalStrict(j, pod, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(strict) == 0 {
+		return pod, "", nil
+	}
+	msgs := make([]string, len(strict))
+	for i, e := range strict {
+		msgs[i] = e.Error()
+	}
+	return pod, "ignored: " + strings.Join(msgs, "; "), nil
 }
 
 // singleDocument returns the only non-empty YAML document of data (JSON is

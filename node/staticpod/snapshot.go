@@ -9,6 +9,25 @@ import corev1 "k8s.io/api/core/v1"
 type Snapshot struct {
 	Pods     []*corev1.Pod
 	Rejected []Rejection
+	// Warnings are manifests that yielded a pod with something ignored in
+	// them (unknown or duplicate fields), as the kubelet warns and goes on.
+	Warnings []Warning
+	// Skipped are directory entries that are not read as manifests, with
+	// the reason.
+	Skipped []Skip
+}
+
+// Warning is what was ignored in a manifest that yielded a pod: every
+// unknown or duplicate field, in one message.
+type Warning struct {
+	File string
+	Msg  string
+}
+
+// Skip is a directory entry that is not a manifest.
+type Skip struct {
+	File   string
+	Reason string
 }
 
 // Rejection is a manifest file that yielded no pod.

@@ -79,6 +79,8 @@ type Source struct {
 	delivered  bool
 	seen       map[types.UID]time.Time
 	logged     map[string]string // rejected file -> error last logged for it
+	warned     map[string]string // file with ignored fields -> warning last logged
+	skipped    map[string]string // skipped entry -> reason last logged
 	missing    bool              // the directory was missing at the last read
 	lastDirErr string            // the directory error last logged
 }
@@ -101,6 +103,8 @@ func New(opts Options) (*Source, error) {
 		log:      opts.Logger,
 		seen:     map[types.UID]time.Time{},
 		logged:   map[string]string{},
+		warned:   map[string]string{},
+		skipped:  map[string]string{},
 	}
 	if s.resync <= 0 {
 		s.resync = DefaultResyncPeriod
@@ -217,6 +221,7 @@ func (s *Source) refresh(w *fsnotify.Watcher, sink func(Snapshot)) error {
 
 	s.stamp(snap)
 	s.logRejections(snap)
+	s.logWarnings(snap)
 	key := snap.key()
 	if s.delivered && slices.Equal(key, s.lastKey) {
 		return nil
@@ -267,4 +272,27 @@ func (s *Source) logRejections(snap Snapshot) {
 		}
 	}
 	s.logged = current
+}
+
+// logWarnings logs, once per distinct message, the fields a manifest's pod
+// was read without (warn), and the directory entries not read, with why
+// (debug).
+func (s *Source) logWarnings(snap Snapshot) {
+	warned := make(map[string]string, len(snap.Warnings))
+	for _, w := range snap.Warnings {
+		warned[w.File] = w.Msg
+		if s.warned[w.File] != w.Msg {
+			s.log.Warn("static pod manifest has fields a Pod does not have; they are ignored",
+				zap.String("file", w.File), zap.String("fields", w.Msg))
+		}
+	}
+	s.warned = warned
+	skipped := make(map[string]string, len(snap.Skipped))
+	for _, k := range snap.Skipped {
+		skipped[k.File] = k.Reason
+		if s.skipped[k.File] != k.Reason {
+			s.log.Debug("not a static pod manifest; skipped", zap.String("file", k.File), zap.String("reason", k.Reason))
+		}
+	}
+	s.skipped = skipped
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -364,6 +365,20 @@ func TestRefreshStableSeenAndLogsOnce(t *testing.T) {
 	}
 	if rec.count() != 2 {
 		t.Fatalf("%d deliveries after adding b, want 2", rec.count())
+	}
+
+	// Ignored fields warn once; skipped entries are logged at debug.
+	writeFile(t, dir, "c.yaml", manifest("c", "img:1")+"  bogusField: 1\n")
+	writeFile(t, dir, "c.yaml~", manifest("c", "img:1"))
+	refresh()
+	refresh()
+	warns := logs.FilterMessage("static pod manifest has fields a Pod does not have; they are ignored").All()
+	if len(warns) != 1 || warns[0].ContextMap()["file"] != filepath.Join(dir, "c.yaml") ||
+		!strings.Contains(warns[0].ContextMap()["fields"].(string), "bogusField") {
+		t.Errorf("ignored-field warnings %v; want one naming c.yaml and bogusField", warns)
+	}
+	if n := logs.FilterMessage("not a static pod manifest; skipped").Len(); n != 0 {
+		t.Errorf("skipped entries logged %d times at info level; want debug only", n)
 	}
 	s, _ := rec.last()
 	seen := func(name string) string { return podByName(s, name).Annotations[AnnotationConfigSeen] }

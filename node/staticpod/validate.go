@@ -2,6 +2,7 @@ package staticpod
 
 import (
 	"fmt"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"slices"
 	"strings"
 
@@ -54,6 +55,8 @@ func Validate(pod *corev1.Pod) field.ErrorList {
 			errs = append(errs, field.Invalid(meta.Child("name"), pod.Name, msg))
 		}
 	}
+	// Keys and total size (256 KiB) as the API server checks them.
+	errs = append(errs, apivalidation.ValidateAnnotations(pod.Annotations, meta.Child("annotations"))...)
 	if pod.Namespace == "" {
 		errs = append(errs, field.Required(meta.Child("namespace"), ""))
 	} else {

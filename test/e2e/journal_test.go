@@ -96,15 +96,15 @@ func TestNodeWaitsForRuntime(t *testing.T) {
 	d := newNodeDirs(t)
 	writeManifest(t, d.manifests, "web.yaml", podManifest("web", nil))
 	endpoint := "unix://" + filepath.Join(dir, "sim.sock")
-	p := startProc(t, "actorlet", "run", "--container-runtime-endpoint", endpoint, "--pod-manifest-path", d.manifests,
-		"--root-dir", d.root, "--pod-logs-dir", d.logs, "--hostname-override", "node-1", "--healthz-port", "0")
+	p := startProc(t, "actorlet", append([]string{"run", "--container-runtime-endpoint", endpoint, "--pod-manifest-path", d.manifests,
+		"--root-dir", d.root, "--pod-logs-dir", d.logs, "--hostname-override", "node-1"}, localPortArgs(t)...)...)
 	p.waitLog("waiting for the container runtime")
 	s := startSim(t, dir)
 	if s.endpoint != endpoint {
 		t.Fatalf("sim at %s, node waits for %s", s.endpoint, endpoint)
 	}
 	m := p.waitLog("actorlet is running")
-	n := &node{proc: p, url: "http://" + m["healthz"].(string)}
+	n := nodeFromLog(t, p, m)
 	defer n.stop()
 	waitFor(t, "web Running", func() (bool, string) {
 		pod, ok := n.pods(t)["default/web-node-1"]

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -163,10 +165,36 @@ func (s *simRuntime) violations(t *testing.T) []string {
 	return info.Violations
 }
 
-// node is one `actorlet run` process.
+// node is one `actorlet run` process. url is its read-only port (the
+// kubelet's 10255: /pods, /metrics, /stats/summary, /healthz), which
+// pods and get read; healthURL its health port (/healthz only).
 type node struct {
 	*proc
-	url string
+	url, healthURL string
+}
+
+// localPortArgs are the flags every test node runs with: the health port
+// and the read-only port on loopback. The read-only port's 0 means off, as
+// in the kubelet, so a free port is picked here.
+func localPortArgs(t *testing.T) []string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return []string{"--healthz-port", "0", "--read-only-port", strconv.Itoa(port)}
+}
+
+// nodeFromLog is the node whose "actorlet is running" line is m.
+func nodeFromLog(t *testing.T, p *proc, m map[string]any) *node {
+	t.Helper()
+	ro, _ := m["readOnly"].(string)
+	if ro == "" || ro == "off" {
+		t.Fatalf("node runs without its read-only port (readOnly %q)", ro)
+	}
+	return &node{proc: p, url: "http://" + ro, healthURL: "http://" + m["healthz"].(string)}
 }
 
 // nodeDirs are one node's directories and name (static pods are named
@@ -197,16 +225,16 @@ func startNode(t *testing.T, endpoint string, d nodeDirs, extra ...string) *node
 		"--root-dir", d.root,
 		"--pod-logs-dir", d.logs,
 		"--hostname-override", d.name,
-		"--healthz-port", "0",
 		"--file-check-frequency", "1s",
 		"--relist-period", "200ms",
 		"--crashloop-backoff-initial", "200ms",
 		"--crashloop-backoff-max", "1s",
 		"--port", "0", // the kubelet API (with --kubeconfig): any free port
-	}, extra...)
+	}, localPortArgs(t)...)
+	args = append(args, extra...)
 	p := startProc(t, "actorlet", args...)
 	m := p.waitLog("actorlet is running")
-	return &node{proc: p, url: "http://" + m["healthz"].(string)}
+	return nodeFromLog(t, p, m)
 }
 
 func (n *node) pods(t *testing.T) map[string]corev1.Pod {
@@ -227,6 +255,19 @@ func (n *node) pods(t *testing.T) map[string]corev1.Pod {
 	return out
 }
 
+// statusOf is the status code of a GET of url.
+func statusOf(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// get reads path from the node's read-only port.
 func (n *node) get(t *testing.T, path string) string {
 	t.Helper()
 	resp, err := http.Get(n.url + path)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,15 @@ func TestStaticPods(t *testing.T) {
 	}
 	if h := n.get(t, "/healthz"); h != "ok" {
 		t.Errorf("/healthz = %q", h)
+	}
+	// The health port serves /healthz only, as the kubelet's 10248.
+	if code := statusOf(t, n.healthURL+"/healthz"); code != http.StatusOK {
+		t.Errorf("health port /healthz: %d", code)
+	}
+	for _, path := range []string{"/pods", "/metrics"} {
+		if code := statusOf(t, n.healthURL+path); code != http.StatusNotFound {
+			t.Errorf("health port %s: %d; want 404", path, code)
+		}
 	}
 
 	webUID := string(n.pods(t)["default/web-node-1"].UID)

@@ -144,7 +144,7 @@ func (nc *nodeConfig) servingCertificate(kube kubernetes.Interface, log *zap.Log
 // through whatever it answers.
 func (nc *nodeConfig) cgroupDriver(ctx context.Context, client *cri.Client, simulated bool, log *zap.Logger) (string, error) {
 	driver := nc.kc.CgroupDriver
-	d, err := client.CgroupDriver(ctx)
+	d, err := runtimeCgroupDriver(ctx, client)
 	switch {
 	case err == nil && d == runtimeapi.CgroupDriver_SYSTEMD:
 		driver = "systemd"
@@ -160,3 +160,26 @@ func (nc *nodeConfig) cgroupDriver(ctx context.Context, client *cri.Client, simu
 	}
 	return driver, nil
 }
+
+// runtimeCgroupDriver asks the runtime for its cgroup driver (RuntimeConfig).
+// As the kubelet, it tries again on an error that may be transient
+// (unavailable, timed out: up to cgroupDriverAttempts calls, a second
+// apart), so one lost reply does not fail the node's start.
+func runtimeCgroupDriver(ctx context.Context, client *cri.Client) (runtimeapi.CgroupDriver, error) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for attempt := 1; ; attempt++ {
+		d, err := client.CgroupDriver(ctx)
+		if err == nil || !cri.Retryable(err) || attempt == cgroupDriverAttempts {
+			return d, err
+		}
+		select {
+		case <-ctx.Done():
+			return d, err
+		case <-tick.C:
+		}
+	}
+}
+
+// cgroupDriverAttempts bounds runtimeCgroupDriver's calls.
+const cgroupDriverAttempts = 5

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/validation"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
@@ -96,6 +97,9 @@ type nodeConfig struct {
 	// lower-cased); nodeIPs its addresses (--node-ip, or found).
 	nodeName string
 	nodeIPs  []net.IP
+	// readOnlyAddress is where the read-only port listens, when it is on
+	// (see readOnlyAddress).
+	readOnlyAddress string
 	// log is the resolved log level and format.
 	log logOptions
 	// eviction is nil when no threshold is configured.
@@ -131,6 +135,7 @@ func resolve(parsed *kubeletconfig.Parsed, own *ownFlags, p kubeletconfig.Profil
 	nc := &nodeConfig{profile: p, kc: kc, node: parsed.Node, own: *own, warnings: parsed.Warnings,
 		log: resolveLogging(own.log, kc, parsed.FlagSet, p)}
 	nc.ignoredFlags, nc.ignoredFields = kubeletconfig.Ignored(parsed.FlagSet, kc, p, isOwnFlag)
+	nc.readOnlyAddress = readOnlyAddress(kc.Address, parsed.FlagSet.Changed("address"))
 	if nc.kc.ImageServiceEndpoint == "" {
 		nc.kc.ImageServiceEndpoint = nc.kc.ContainerRuntimeEndpoint
 	}
@@ -156,7 +161,10 @@ func resolve(parsed *kubeletconfig.Parsed, own *ownFlags, p kubeletconfig.Profil
 		}
 		name = h
 	}
-	nc.nodeName = strings.ToLower(strings.TrimSpace(name))
+	var err error
+	if nc.nodeName, err = nodeName(name, parsed.Node.HostnameOverride != ""); err != nil {
+		return nil, err
+	}
 	ips, err := nodeIPs(parsed.Node, p)
 	if err != nil {
 		return nil, err
@@ -203,6 +211,27 @@ func (nc *nodeConfig) policies() error {
 		return fmt.Errorf("image garbage collection: %w", err)
 	}
 	return nil
+}
+
+// nodeName is the node's name from the host name or --hostname-override
+// (override), as the kubelet derives it: trimmed and lower-cased. It must
+// then be a DNS subdomain (RFC 1123), as the API server requires of a Node's
+// name and as every static pod's name (<pod>-<node>) needs: a name such as
+// "Bad_Host" is an error at start, naming where it came from, rather than a
+// rejection of every static pod later.
+func nodeName(name string, override bool) (string, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	from := fmt.Sprintf("the host name %q", name)
+	if override {
+		from = fmt.Sprintf("--hostname-override %q", name)
+	}
+	if n == "" {
+		return "", fmt.Errorf("node name from %s is empty", from)
+	}
+	if msgs := validation.IsDNS1123Subdomain(n); len(msgs) > 0 {
+		return "", fmt.Errorf("node name %q from %s is not valid: %s", n, from, strings.Join(msgs, "; "))
+	}
+	return n, nil
 }
 
 // nodeIPs are the node's addresses: --node-ip (one IP or a dual-stack pair);

@@ -24,9 +24,7 @@ import (
 	"github.com/actorlet/actorlet/node/certs"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletapi"
-	"github.com/actorlet/actorlet/node/kubeletconfig"
 	"github.com/actorlet/actorlet/node/nodeactor"
-	"github.com/actorlet/actorlet/node/server"
 )
 
 // runNode runs one node until ctx is done: connect the runtime, start the
@@ -167,32 +165,24 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	if err != nil {
 		return err
 	}
-	// healthzPort 0 turns the health server off, as in the kubelet; under
-	// actorlet run it means any free port.
-	var srv *server.Server
-	healthz := "off"
-	if nc.profile == kubeletconfig.RunProfile || *kc.HealthzPort != 0 {
-		srv, err = server.New(server.Options{
-			Address: kc.HealthzBindAddress, Port: int(*kc.HealthzPort), Pods: a.Statuses(), Gatherer: reg, Logger: log.Named("http"),
-			Healthz: func(ctx context.Context) error {
-				if err := a.JournalHealth(); err != nil {
-					return err
-				}
-				_, err := client.Version(ctx)
+	servers, err := newLocalServers(nc, localProviders{Pods: a.Statuses(), Gatherer: reg, Summary: a.Stats(),
+		Healthz: func(ctx context.Context) error {
+			if err := a.JournalHealth(); err != nil {
 				return err
-			},
-		})
-		if err == nil {
-			err = srv.Start(ctx)
-		}
-		if err != nil {
-			_ = a.Stop(context.Background())
+			}
+			_, err := client.Version(ctx)
 			return err
-		}
-		healthz = srv.Addr()
+		}}, log.Named("http"))
+	if err == nil {
+		err = servers.start(ctx)
 	}
-	log.Info("actorlet is running", zap.String("healthz", healthz), zap.String("rootDir", nc.node.RootDirectory),
-		zap.String("manifests", kc.StaticPodPath), zap.Duration("recovery", a.RecoveryTime()))
+	if err != nil {
+		_ = a.Stop(context.Background())
+		return err
+	}
+	healthz, readOnly := servers.addrs()
+	log.Info("actorlet is running", zap.String("healthz", healthz), zap.String("readOnly", readOnly),
+		zap.String("rootDir", nc.node.RootDirectory), zap.String("manifests", kc.StaticPodPath), zap.Duration("recovery", a.RecoveryTime()))
 
 	var fatal error
 	select {
@@ -203,9 +193,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	log.Info("shutting down; pods keep running")
 	stopCtx, cancel := context.WithTimeout(context.Background(), nc.own.shutdownGracePeriod)
 	defer cancel()
-	if srv != nil {
-		_ = srv.Shutdown(stopCtx)
-	}
+	_ = servers.shutdown(stopCtx)
 	if err := a.Stop(stopCtx); err != nil || fatal != nil {
 		return errors.Join(fatal, err)
 	}

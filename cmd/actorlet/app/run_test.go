@@ -99,6 +99,9 @@ func TestResolveRejectsBadValues(t *testing.T) {
 		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
 		{[]string{"--node-labels", "kubernetes.io/role=master"}, "unknown 'kubernetes.io' or 'k8s.io' labels"},
 		{[]string{"--container-log-monitor-interval", "1s"}, "containerLogMonitorInterval must be"},
+		{[]string{"--hostname-override", "Bad_Host"}, `node name "bad_host" from --hostname-override "Bad_Host" is not valid: a lowercase RFC 1123 subdomain`},
+		{[]string{"--hostname-override", "node.-a"}, `node name "node.-a" from --hostname-override "node.-a" is not valid`},
+		{[]string{"--hostname-override", "  "}, `node name from --hostname-override "  " is empty`},
 	} {
 		if _, err := resolveArgs(t, kubeletconfig.RunProfile, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want it to say %q", tc.args, err, tc.want)
