@@ -190,7 +190,11 @@ func (d *decider) reconcile(obs *pb.RuntimeObserved) {
 			d.emit(&pb.Event{Kind: &pb.Event_SandboxCreated{SandboxCreated: &pb.SandboxCreated{
 				Attempt: sb.Attempt, SandboxId: sb.Id, Ip: sb.Ip, Recovered: true}}})
 		}
-		if cur.Id == sb.Id && cur.Phase == pb.SandboxPhase_SANDBOX_READY && !sb.Ready && !p.Terminating {
+		// A finished pod's sandbox not ready is the stop the pod asked
+		// for (the runtime may show it before the stop's result), not a
+		// loss: a lost sandbox would be replaced, and the old one removed
+		// with the exited containers the finished pod keeps.
+		if cur.Id == sb.Id && cur.Phase == pb.SandboxPhase_SANDBOX_READY && !sb.Ready && !p.Terminating && !finished(d.s, d.now) {
 			d.emit(&pb.Event{Kind: &pb.Event_SandboxLost{SandboxLost: &pb.SandboxLost{
 				SandboxId: sb.Id, Reason: "SandboxNotReady"}}})
 		}
@@ -233,7 +237,7 @@ func (d *decider) reconcile(obs *pb.RuntimeObserved) {
 		}
 		switch {
 		case sb.Phase == pb.SandboxPhase_SANDBOX_REMOVED:
-		case sb == p.Sandbox && sb.Phase == pb.SandboxPhase_SANDBOX_READY && !p.Terminating:
+		case sb == p.Sandbox && sb.Phase == pb.SandboxPhase_SANDBOX_READY && !p.Terminating && !finished(d.s, d.now):
 			d.emit(&pb.Event{Kind: &pb.Event_SandboxLost{SandboxLost: &pb.SandboxLost{
 				SandboxId: sb.Id, Reason: "SandboxMissing"}}})
 		default:

@@ -250,6 +250,14 @@ func terminalPhase(s *State) corev1.PodPhase {
 // Phase is the pod phase the state implies at now.
 func Phase(s *State, now time.Time) corev1.PodPhase { return computePhase(s, now) }
 
+// finished reports whether the pod's phase at now is Succeeded or Failed: it
+// runs nothing more, and keeps what it ran (its exited containers and their
+// logs, its stopped sandbox) until it is removed, as the kubelet keeps them.
+func finished(s *State, now time.Time) bool {
+	phase := computePhase(s, now)
+	return phase == corev1.PodSucceeded || phase == corev1.PodFailed
+}
+
 func qosClass(pod *corev1.Pod) corev1.PodQOSClass {
 	if pod == nil {
 		return ""
