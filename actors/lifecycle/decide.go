@@ -135,13 +135,19 @@ func (d *decider) desired(in *pb.PodDesired) {
 	if d.s.Pod == nil {
 		return
 	}
-	if pod, err := DecodePod(in.PodJson); err == nil && pod.DeletionTimestamp != nil {
+	pod, err := DecodePod(in.PodJson)
+	if err != nil {
+		return
+	}
+	if pod.DeletionTimestamp != nil {
 		grace := d.graceOf(pod)
 		if pod.DeletionGracePeriodSeconds != nil {
 			grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
 		}
 		d.terminate("Deleted", grace)
+		return
 	}
+	d.update(pod)
 }
 
 func (d *decider) undesired(reason string) {
@@ -294,7 +300,7 @@ func (d *decider) exited(r *pb.ContainerRecord, code int32, reason, msg string, 
 		return
 	}
 	prev := time.Duration(r.NextBackoffNanos)
-	if started != 0 && time.Duration(finished-started) >= d.cfg.BackoffReset {
+	if started != 0 && time.Duration(finished-started) >= d.cfg.BackoffReset || r.KillReason == KillSpecChanged {
 		prev = 0
 	}
 	d.backoff(r, time.Unix(0, finished), prev, "CrashLoopBackOff",
@@ -332,6 +338,9 @@ func (d *decider) restartWanted(r *pb.ContainerRecord) bool { return restartWant
 func restartWanted(s *State, r *pb.ContainerRecord) bool {
 	if s.Pod == nil || s.P.DeadlineExceeded {
 		return false
+	}
+	if r.KillReason == KillSpecChanged {
+		return true // restarted with its new spec, whatever the policy
 	}
 	if c := s.initSpec(r.Name); c != nil {
 		switch {

@@ -200,6 +200,8 @@ func computePhase(s *State, now time.Time) corev1.PodPhase {
 			waiting++
 		case r.Phase == pb.ContainerPhase_CONTAINER_RUNNING:
 			running++
+		case r.Phase == pb.ContainerPhase_CONTAINER_EXITED && r.KillReason == KillSpecChanged:
+			running++ // restarting with its new spec: the pod has not finished
 		case r.Phase == pb.ContainerPhase_CONTAINER_EXITED:
 			stopped++
 			if r.ExitCode == 0 {

@@ -50,7 +50,7 @@ func TestTranscripts(t *testing.T) {
 
 func (h *harness) run(d *datadriven.TestData) (string, error) {
 	switch d.Cmd {
-	case "add-pod":
+	case "add-pod", "update-pod": // update-pod: the same pod as changed by its source
 		pod := &corev1.Pod{}
 		if err := yaml.UnmarshalStrict([]byte(d.Input), pod); err != nil {
 			return "", err
