@@ -471,7 +471,10 @@ func (a *containerActor) mounts(ctx context.Context, m *runEffect, c *corev1.Con
 // the runtime only when the container has runAsNonRoot and no runAsUser.
 func (a *containerActor) verifyNonRoot(ctx context.Context, pod *corev1.Pod, spec *corev1.Container) error {
 	if !podspec.NeedsImageUser(pod, spec) {
-		return podspec.VerifyRunAsNonRoot(pod, spec, nil, "")
+		if err := podspec.VerifyRunAsNonRoot(pod, spec, nil, ""); err != nil {
+			return &configError{err: err}
+		}
+		return nil
 	}
 	img, err := a.deps.Runtime.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: spec.Image})
 	if err != nil {
@@ -481,5 +484,8 @@ func (a *containerActor) verifyNonRoot(ctx context.Context, pod *corev1.Pod, spe
 	if v := img.GetUid(); v != nil {
 		uid = &v.Value
 	}
-	return podspec.VerifyRunAsNonRoot(pod, spec, uid, img.GetUsername())
+	if err := podspec.VerifyRunAsNonRoot(pod, spec, uid, img.GetUsername()); err != nil {
+		return &configError{err: err} // definitive: not retried as a runtime failure
+	}
+	return nil
 }

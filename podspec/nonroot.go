@@ -16,8 +16,9 @@ var ErrRunAsNonRoot = errors.New("runAsNonRoot")
 // container's own, else the pod's), as the kubelet does before creating a
 // container: with it set, the user the container will run as must be known
 // not to be root. That user is the effective runAsUser when there is one,
-// else the image's (imageUID as the runtime reports it, nil when unknown,
-// or imageUser when the image names its user instead of a number). The
+// else the image's (imageUID as the runtime reports it, or imageUser when
+// the image names its user instead of a number; neither: the image declares
+// no user and runs as root, as the kubelet takes it). The
 // messages are the kubelet's, with the pod as name_namespace(uid).
 func VerifyRunAsNonRoot(pod *corev1.Pod, c *corev1.Container, imageUID *int64, imageUser string) error {
 	nonRoot, runAsUser := effectiveNonRoot(pod, c)
@@ -30,7 +31,8 @@ func VerifyRunAsNonRoot(pod *corev1.Pod, c *corev1.Container, imageUID *int64, i
 		return nonRootError("container's runAsUser breaks non-root policy " + who)
 	case runAsUser != nil:
 		return nil
-	case imageUID != nil && *imageUID == 0:
+	case imageUID == nil && imageUser == "", imageUID != nil && *imageUID == 0:
+		// An image that declares no user runs as root.
 		return nonRootError("container has runAsNonRoot and image will run as root " + who)
 	case imageUID == nil && imageUser != "":
 		return nonRootError(fmt.Sprintf("container has runAsNonRoot and image has non-numeric user (%s), cannot verify user is non-root %s",

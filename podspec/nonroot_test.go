@@ -36,6 +36,8 @@ func TestVerifyRunAsNonRoot(t *testing.T) {
 			want: "container's runAsUser breaks non-root policy" + who},
 		{name: "pod's runAsUser is not root", psc: &corev1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: &user}, imageUID: &root},
 		{name: "image runs as a user", psc: &corev1.PodSecurityContext{RunAsNonRoot: &yes}, imageUID: &user},
+		{name: "image declares no user", psc: &corev1.PodSecurityContext{RunAsNonRoot: &yes},
+			want: "container has runAsNonRoot and image will run as root" + who},
 		{name: "image names its user", psc: &corev1.PodSecurityContext{RunAsNonRoot: &yes}, imageUser: "nobody",
 			want: "container has runAsNonRoot and image has non-numeric user (nobody), cannot verify user is non-root" + who},
 	} {
