@@ -311,7 +311,7 @@ func (w *Writer) writeStatus(ctx context.Context, v view, uid types.UID) error {
 		w.wrote(v.uid, v.seq, nil)
 		return nil
 	}
-	next := merge(&cur.Status, v.status)
+	next := merge(&cur.Status, v.status, cur.Spec.ReadinessGates)
 	patch, err := statusPatch(uid, &cur.Status, next)
 	if err != nil {
 		return err
