@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A pod with readiness gates is Ready only when every gate's condition is
@@ -36,7 +37,7 @@ func TestMergeReadinessGates(t *testing.T) {
 			corev1.ConditionTrue, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			next := merge(&corev1.PodStatus{Conditions: tc.object}, ours, gates)
+			next := merge(&corev1.PodStatus{Conditions: tc.object}, ours, gates, metav1.Now())
 			r := cond(next, corev1.PodReady)
 			if r.Status != tc.wantReady || r.Message != tc.wantMsg {
 				t.Fatalf("Ready %s %q, want %s %q", r.Status, r.Message, tc.wantReady, tc.wantMsg)
@@ -54,7 +55,7 @@ func TestMergeReadinessGates(t *testing.T) {
 			}
 		})
 	}
-	if r := cond(merge(&corev1.PodStatus{}, ours, nil), corev1.PodReady); r.Status != corev1.ConditionTrue {
+	if r := cond(merge(&corev1.PodStatus{}, ours, nil, metav1.Now()), corev1.PodReady); r.Status != corev1.ConditionTrue {
 		t.Fatal("a pod without gates is not Ready")
 	}
 }

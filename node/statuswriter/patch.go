@@ -29,11 +29,17 @@ var kubeletConditions = map[corev1.PodConditionType]bool{
 // unchanged conditions kept as they are. A pod with readiness gates is
 // Ready only when each gate's condition (set by others) is True on the
 // object (see gateReady).
-func merge(old, ours *corev1.PodStatus, gates []corev1.PodReadinessGate) *corev1.PodStatus {
+//
+// A condition whose status differs from the object's (or that the object
+// lacks) takes now as its transition time, as the kubelet's status manager
+// stamps it: the Ready condition's time is when the pod became ready (the
+// conformance suite compares it with the container's start).
+func merge(old, ours *corev1.PodStatus, gates []corev1.PodReadinessGate, now metav1.Time) *corev1.PodStatus {
 	next := ours.DeepCopy()
 	gateReady(next, old, gates)
 	for i := range next.Conditions {
 		c := &next.Conditions[i]
+		c.LastTransitionTime = now
 		for _, o := range old.Conditions {
 			if o.Type == c.Type && o.Status == c.Status && !o.LastTransitionTime.IsZero() {
 				c.LastTransitionTime = o.LastTransitionTime
