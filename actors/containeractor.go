@@ -125,6 +125,9 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 			return fail(res, "CreateContainerError", err)
 		}
 		if id == "" {
+			if err := a.verifyNonRoot(ctx, m.pod, spec); err != nil {
+				return fail(res, lifecycle.ReasonCreateContainerConfigError, err)
+			}
 			// Resolved for each creation, so a changed ConfigMap or Secret
 			// is seen by the next attempt; held in memory only.
 			env, err := a.containerEnv(ctx, m.pod, spec, e.SandboxID)
@@ -465,4 +468,29 @@ func (a *containerActor) mounts(ctx context.Context, m *runEffect, c *corev1.Con
 		mounts = append(mounts, hosts)
 	}
 	return mounts, nil
+}
+
+// verifyNonRoot refuses a container that asks for runAsNonRoot and would
+// run as root, from its own or its image's user (podspec.VerifyRunAsNonRoot),
+// as the kubelet refuses it before creating it. The image's user is asked of
+// the runtime only when the container has runAsNonRoot and no runAsUser.
+func (a *containerActor) verifyNonRoot(ctx context.Context, pod *corev1.Pod, spec *corev1.Container) error {
+	if !podspec.NeedsImageUser(pod, spec) {
+		if err := podspec.VerifyRunAsNonRoot(pod, spec, nil, ""); err != nil {
+			return &configError{err: err}
+		}
+		return nil
+	}
+	img, err := a.deps.Runtime.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: spec.Image})
+	if err != nil {
+		return fmt.Errorf("image status of %q: %w", spec.Image, err)
+	}
+	var uid *int64
+	if v := img.GetUid(); v != nil {
+		uid = &v.Value
+	}
+	if err := podspec.VerifyRunAsNonRoot(pod, spec, uid, img.GetUsername()); err != nil {
+		return &configError{err: err} // definitive: not retried as a runtime failure
+	}
+	return nil
 }

@@ -314,6 +314,11 @@ func securityContext(pod *corev1.Pod, c *corev1.Container) *runtimeapi.LinuxCont
 		if csc.ReadOnlyRootFilesystem != nil {
 			sc.ReadonlyRootfs = *csc.ReadOnlyRootFilesystem
 		}
+		// allowPrivilegeEscalation: false is no_new_privs, as the kubelet
+		// sets it; unset leaves the runtime's default.
+		if csc.AllowPrivilegeEscalation != nil {
+			sc.NoNewPrivs = !*csc.AllowPrivilegeEscalation
+		}
 		if csc.Capabilities != nil {
 			sc.Capabilities = &runtimeapi.Capability{}
 			for _, a := range csc.Capabilities.Add {

@@ -165,3 +165,19 @@ func TestContainerConfigOOMScoreAdj(t *testing.T) {
 		}
 	}
 }
+
+func TestContainerConfigNoNewPrivs(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		name  string
+		allow *bool
+		want  bool
+	}{{"unset", nil, false}, {"allowed", &yes, false}, {"not allowed", &no, true}} {
+		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app",
+			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: tc.allow}}}}}
+		cfg := ContainerConfig(pod, &pod.Spec.Containers[0], 1, Env{}, Options{})
+		if got := cfg.Linux.SecurityContext.NoNewPrivs; got != tc.want {
+			t.Errorf("%s: no_new_privs %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -235,6 +235,8 @@ func Apply(s *State, env *pb.Envelope) {
 		s.P.DeadlineExceeded, s.P.Evicted = true, true
 		s.P.KillDeadlineUnixNano = ev.DeadlineUnixNano
 		s.P.FailReason, s.P.FailMessage = ev.Reason, ev.Message
+	case *pb.Event_PodUpdated:
+		applyPodUpdated(s, e.PodUpdated)
 	case *pb.Event_PodInitialized:
 		s.P.InitializedSandbox = e.PodInitialized.SandboxId
 	case *pb.Event_ProbeChanged:

@@ -3,8 +3,6 @@ package lifecycle
 import (
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -40,7 +38,7 @@ func (d *decider) checkActiveDeadline(fx *effects) {
 	if !ok {
 		return
 	}
-	if phase := computePhase(d.s, d.now); phase == corev1.PodSucceeded || phase == corev1.PodFailed {
+	if finished(d.s, d.now) {
 		return // finished before its deadline: it stays as it ended
 	}
 	if d.now.Before(at) {
@@ -92,7 +90,7 @@ func (d *decider) evict(in *pb.PodEvict) {
 	if !d.s.Accepted() || p.DeadlineExceeded || p.Terminating || p.Terminated || p.Removed {
 		return
 	}
-	if phase := computePhase(d.s, d.now); phase == corev1.PodSucceeded || phase == corev1.PodFailed {
+	if finished(d.s, d.now) {
 		return
 	}
 	grace := max(min(time.Duration(in.GetGracePeriodNanos()), d.graceOf(d.s.Pod)), 0)

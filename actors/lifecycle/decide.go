@@ -138,13 +138,19 @@ func (d *decider) desired(in *pb.PodDesired) {
 	if d.s.Pod == nil {
 		return
 	}
-	if pod, err := DecodePod(in.PodJson); err == nil && pod.DeletionTimestamp != nil {
+	pod, err := DecodePod(in.PodJson)
+	if err != nil {
+		return
+	}
+	if pod.DeletionTimestamp != nil {
 		grace := d.graceOf(pod)
 		if pod.DeletionGracePeriodSeconds != nil {
 			grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
 		}
 		d.terminate("Deleted", grace)
+		return
 	}
+	d.update(pod)
 }
 
 func (d *decider) undesired(reason string) {
@@ -193,7 +199,11 @@ func (d *decider) reconcile(obs *pb.RuntimeObserved) {
 			d.emit(&pb.Event{Kind: &pb.Event_SandboxCreated{SandboxCreated: &pb.SandboxCreated{
 				Attempt: sb.Attempt, SandboxId: sb.Id, Ip: sb.Ip, Recovered: true}}})
 		}
-		if cur.Id == sb.Id && cur.Phase == pb.SandboxPhase_SANDBOX_READY && !sb.Ready && !p.Terminating {
+		// A finished pod's sandbox not ready is the stop the pod asked
+		// for (the runtime may show it before the stop's result), not a
+		// loss: a lost sandbox would be replaced, and the old one removed
+		// with the exited containers the finished pod keeps.
+		if cur.Id == sb.Id && cur.Phase == pb.SandboxPhase_SANDBOX_READY && !sb.Ready && !p.Terminating && !finished(d.s, d.now) {
 			d.emit(&pb.Event{Kind: &pb.Event_SandboxLost{SandboxLost: &pb.SandboxLost{
 				SandboxId: sb.Id, Reason: "SandboxNotReady"}}})
 		}
@@ -236,7 +246,7 @@ func (d *decider) reconcile(obs *pb.RuntimeObserved) {
 		}
 		switch {
 		case sb.Phase == pb.SandboxPhase_SANDBOX_REMOVED:
-		case sb == p.Sandbox && sb.Phase == pb.SandboxPhase_SANDBOX_READY && !p.Terminating:
+		case sb == p.Sandbox && sb.Phase == pb.SandboxPhase_SANDBOX_READY && !p.Terminating && !finished(d.s, d.now):
 			d.emit(&pb.Event{Kind: &pb.Event_SandboxLost{SandboxLost: &pb.SandboxLost{
 				SandboxId: sb.Id, Reason: "SandboxMissing"}}})
 		default:
@@ -293,7 +303,7 @@ func (d *decider) exited(r *pb.ContainerRecord, code int32, reason, msg string, 
 		return
 	}
 	prev := time.Duration(r.NextBackoffNanos)
-	if started != 0 && time.Duration(finished-started) >= d.cfg.BackoffReset {
+	if started != 0 && time.Duration(finished-started) >= d.cfg.BackoffReset || r.KillReason == KillSpecChanged {
 		prev = 0
 	}
 	d.backoff(r, time.Unix(0, finished), prev, "CrashLoopBackOff",
@@ -331,6 +341,9 @@ func (d *decider) restartWanted(r *pb.ContainerRecord) bool { return restartWant
 func restartWanted(s *State, r *pb.ContainerRecord) bool {
 	if s.Pod == nil || s.P.DeadlineExceeded {
 		return false
+	}
+	if r.KillReason == KillSpecChanged {
+		return true // restarted with its new spec, whatever the policy
 	}
 	if c := s.initSpec(r.Name); c != nil {
 		switch {

@@ -67,6 +67,15 @@ func (d *decider) planRun(fx *effects) {
 		if d.stopLive(fx, d.cfg.OrphanGrace) {
 			return
 		}
+		if finished(d.s, d.now) {
+			// Nothing is to run again (the kubelet makes no new sandbox
+			// for such a pod either): the sandbox is stopped and kept,
+			// with the exited containers in it.
+			if cur.Id != "" {
+				fx.add(StopSandbox{ID: cur.Id})
+			}
+			return
+		}
 		if retry := time.Unix(0, cur.RetryAtUnixNano); cur.RetryAtUnixNano != 0 && retry.After(d.now) {
 			fx.wakeAt(retry)
 			return
@@ -76,7 +85,7 @@ func (d *decider) planRun(fx *effects) {
 	case cur.Phase != pb.SandboxPhase_SANDBOX_READY:
 		return // stopped: the pod has finished
 	}
-	if phase := computePhase(d.s, d.now); phase == corev1.PodSucceeded || phase == corev1.PodFailed {
+	if finished(d.s, d.now) {
 		fx.add(StopSandbox{ID: cur.Id})
 		return
 	}

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,23 +55,33 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 	}
 	allReady := true
 	initialized := Initialized(s)
+	var unready, incomplete []string
 	for i := range s.Pod.Spec.InitContainers {
 		c := &s.Pod.Spec.InitContainers[i]
 		cs := containerStatus(s, c, env)
 		if isSidecar(c) {
 			allReady = allReady && cs.Ready
+			if !cs.Ready {
+				unready = append(unready, c.Name)
+			}
+			if cs.Started == nil || !*cs.Started {
+				incomplete = append(incomplete, c.Name)
+			}
 		} else {
 			// A regular init container is ready once it completed.
 			cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+			if !cs.Ready {
+				incomplete = append(incomplete, c.Name)
+			}
 		}
 		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
 	}
 	for i := range s.Pod.Spec.Containers {
 		cs := containerStatus(s, &s.Pod.Spec.Containers[i], env)
-		if !initialized && cs.State.Waiting != nil && cs.State.Waiting.Reason == "ContainerCreating" {
-			cs.State.Waiting.Reason = "PodInitializing"
-		}
 		allReady = allReady && cs.Ready
+		if !cs.Ready {
+			unready = append(unready, cs.Name)
+		}
 		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 	}
 	sandboxReady := p.Sandbox != nil && p.Sandbox.Phase == pb.SandboxPhase_SANDBOX_READY
@@ -79,21 +90,34 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 	if p.AcceptedAtUnixNano != 0 {
 		since = metav1.NewTime(time.Unix(0, p.AcceptedAtUnixNano))
 	}
-	cond := func(t corev1.PodConditionType, ok bool, reason string) corev1.PodCondition {
+	cond := func(t corev1.PodConditionType, ok bool, reason, message string) corev1.PodCondition {
 		c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, LastTransitionTime: since}
 		if ok {
 			c.Status = corev1.ConditionTrue
 		} else {
-			c.Reason = reason
+			c.Reason, c.Message = reason, message
 		}
 		return c
 	}
+	// The reasons and messages of the kubelet's status manager: the
+	// containers named in its format, a completed pod as PodCompleted.
+	initReason, initMsg := "ContainersNotInitialized", ""
+	if len(incomplete) > 0 {
+		initMsg = fmt.Sprintf("containers with incomplete status: %s", incomplete)
+	}
+	readyReason, readyMsg := "ContainersNotReady", ""
+	if len(unready) > 0 {
+		readyMsg = fmt.Sprintf("containers with unready status: %s", unready)
+	}
+	if st.Phase == corev1.PodSucceeded {
+		initReason, initMsg, readyReason, readyMsg = "PodCompleted", "", "PodCompleted", ""
+	}
 	st.Conditions = []corev1.PodCondition{
-		cond(corev1.PodReadyToStartContainers, sandboxReady, ""),
-		cond(corev1.PodInitialized, initialized, "ContainersNotInitialized"),
-		cond(corev1.ContainersReady, ready, "ContainersNotReady"),
-		cond(corev1.PodReady, ready, "ContainersNotReady"),
-		cond(corev1.PodScheduled, true, ""),
+		cond(corev1.PodReadyToStartContainers, sandboxReady, "", ""),
+		cond(corev1.PodInitialized, initialized, initReason, initMsg),
+		cond(corev1.ContainersReady, ready, readyReason, readyMsg),
+		cond(corev1.PodReady, ready, readyReason, readyMsg),
+		cond(corev1.PodScheduled, true, "", ""),
 	}
 	if p.Evicted {
 		// The kubelet marks the pods it evicts as disrupted.
@@ -109,8 +133,15 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.ContainerStatus {
 	cs := corev1.ContainerStatus{Name: spec.Name, Image: spec.Image}
 	r := s.P.Containers[spec.Name]
+	// A container not created yet waits ContainerCreating, or in a pod with
+	// init containers (all of its containers, as the kubelet's default)
+	// PodInitializing.
+	creating := "ContainerCreating"
+	if s.Pod != nil && len(s.Pod.Spec.InitContainers) > 0 {
+		creating = "PodInitializing"
+	}
 	if r == nil {
-		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: creating}
 		return cs
 	}
 	cs.RestartCount = int32(r.RestartCount)
@@ -153,7 +184,7 @@ func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.Con
 		}
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reason, Message: r.WaitingMessage}
 	default:
-		reason := "ContainerCreating"
+		reason := creating
 		if r.WaitingReason != "" {
 			reason = r.WaitingReason
 		}
@@ -200,6 +231,8 @@ func computePhase(s *State, now time.Time) corev1.PodPhase {
 			waiting++
 		case r.Phase == pb.ContainerPhase_CONTAINER_RUNNING:
 			running++
+		case r.Phase == pb.ContainerPhase_CONTAINER_EXITED && r.KillReason == KillSpecChanged:
+			running++ // restarting with its new spec: the pod has not finished
 		case r.Phase == pb.ContainerPhase_CONTAINER_EXITED:
 			stopped++
 			if r.ExitCode == 0 {
@@ -249,6 +282,14 @@ func terminalPhase(s *State) corev1.PodPhase {
 
 // Phase is the pod phase the state implies at now.
 func Phase(s *State, now time.Time) corev1.PodPhase { return computePhase(s, now) }
+
+// finished reports whether the pod's phase at now is Succeeded or Failed: it
+// runs nothing more, and keeps what it ran (its exited containers and their
+// logs, its stopped sandbox) until it is removed, as the kubelet keeps them.
+func finished(s *State, now time.Time) bool {
+	phase := computePhase(s, now)
+	return phase == corev1.PodSucceeded || phase == corev1.PodFailed
+}
 
 func qosClass(pod *corev1.Pod) corev1.PodQOSClass {
 	if pod == nil {

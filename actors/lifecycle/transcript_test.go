@@ -50,7 +50,7 @@ func TestTranscripts(t *testing.T) {
 
 func (h *harness) run(d *datadriven.TestData) (string, error) {
 	switch d.Cmd {
-	case "add-pod":
+	case "add-pod", "update-pod": // update-pod: the same pod as changed by its source
 		pod := &corev1.Pod{}
 		if err := yaml.UnmarshalStrict([]byte(d.Input), pod); err != nil {
 			return "", err
@@ -224,6 +224,21 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 	case "status":
 		st := lifecycle.Status(h.state, lifecycle.StatusEnv{RuntimeName: "sim", Now: h.now})
 		return formatStatus(st), nil
+	case "conditions":
+		// The pod's conditions with their reasons and messages.
+		st := lifecycle.Status(h.state, lifecycle.StatusEnv{RuntimeName: "sim", Now: h.now})
+		var b strings.Builder
+		for _, c := range st.Conditions {
+			fmt.Fprintf(&b, "%s=%s", c.Type, c.Status)
+			if c.Reason != "" {
+				fmt.Fprintf(&b, " reason=%s", c.Reason)
+			}
+			if c.Message != "" {
+				fmt.Fprintf(&b, " message=%q", c.Message)
+			}
+			b.WriteByte('\n')
+		}
+		return b.String(), nil
 	default:
 		return "", fmt.Errorf("unknown command %q", d.Cmd)
 	}

@@ -46,7 +46,10 @@ type Options struct {
 	ResyncPeriod time.Duration
 	// Workers write in parallel (default 4).
 	Workers int
-	Logger  *zap.Logger
+	// Now is the clock of the conditions' transition times (default
+	// time.Now).
+	Now    func() time.Time
+	Logger *zap.Logger
 }
 
 // Writer writes pod statuses and mirror pods. It implements
@@ -89,6 +92,9 @@ func New(opts Options) (*Writer, error) {
 	}
 	if opts.RetryMax == 0 {
 		opts.RetryMax = 30 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if opts.ResyncPeriod == 0 {
 		opts.ResyncPeriod = 10 * time.Second
@@ -311,7 +317,7 @@ func (w *Writer) writeStatus(ctx context.Context, v view, uid types.UID) error {
 		w.wrote(v.uid, v.seq, nil)
 		return nil
 	}
-	next := merge(&cur.Status, v.status)
+	next := merge(&cur.Status, v.status, cur.Spec.ReadinessGates, metav1.NewTime(w.opts.Now()))
 	patch, err := statusPatch(uid, &cur.Status, next)
 	if err != nil {
 		return err

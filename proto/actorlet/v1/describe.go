@@ -57,6 +57,13 @@ func (x *Event) Describe(base time.Time) string {
 			parts = append(parts, strings.TrimSuffix(name, "_unix_nano")+"="+s)
 		case strings.HasSuffix(name, "_nanos"):
 			parts = append(parts, fmt.Sprintf("%s=%s", strings.TrimSuffix(name, "_nanos"), time.Duration(v.Int())))
+		case f.IsList():
+			l := v.List()
+			items := make([]string, 0, l.Len())
+			for j := 0; j < l.Len(); j++ {
+				items = append(items, fmt.Sprint(l.Get(j).Interface()))
+			}
+			parts = append(parts, fmt.Sprintf("%s=[%s]", name, strings.Join(items, ",")))
 		case f.Kind() == protoreflect.EnumKind:
 			if ev := f.Enum().Values().ByNumber(v.Enum()); ev != nil {
 				parts = append(parts, name+"="+string(ev.Name()))

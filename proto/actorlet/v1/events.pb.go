@@ -379,6 +379,7 @@ type Event struct {
 	//	*Event_HookFailed
 	//	*Event_PodInitialized
 	//	*Event_PodEvicted
+	//	*Event_PodUpdated
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -646,6 +647,15 @@ func (x *Event) GetPodEvicted() *PodEvicted {
 	return nil
 }
 
+func (x *Event) GetPodUpdated() *PodUpdated {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_PodUpdated); ok {
+			return x.PodUpdated
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -750,6 +760,10 @@ type Event_PodEvicted struct {
 	PodEvicted *PodEvicted `protobuf:"bytes,25,opt,name=pod_evicted,json=podEvicted,proto3,oneof"`
 }
 
+type Event_PodUpdated struct {
+	PodUpdated *PodUpdated `protobuf:"bytes,26,opt,name=pod_updated,json=podUpdated,proto3,oneof"`
+}
+
 func (*Event_PodAccepted) isEvent_Kind() {}
 
 func (*Event_PodRejected) isEvent_Kind() {}
@@ -799,6 +813,8 @@ func (*Event_HookFailed) isEvent_Kind() {}
 func (*Event_PodInitialized) isEvent_Kind() {}
 
 func (*Event_PodEvicted) isEvent_Kind() {}
+
+func (*Event_PodUpdated) isEvent_Kind() {}
 
 // PodAccepted: the node took the pod. pod_json is the v1.Pod as received,
 // without status and without any Secret data (pods only reference Secrets).
@@ -2240,6 +2256,72 @@ func (x *PodEvicted) GetMessage() string {
 	return ""
 }
 
+// PodUpdated: the pod's source changed the accepted pod in ways the API
+// allows on a running pod (activeDeadlineSeconds, container images, labels,
+// annotations, ...). pod_json (stored as PodAccepted's) replaces the
+// accepted spec. The running containers named in restart (their image
+// changed) are killed and started again with the new spec, whatever the
+// restartPolicy, as the kubelet restarts a container whose spec changed.
+type PodUpdated struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PodJson       []byte                 `protobuf:"bytes,1,opt,name=pod_json,json=podJson,proto3" json:"pod_json,omitempty"`
+	SpecDigest    string                 `protobuf:"bytes,2,opt,name=spec_digest,json=specDigest,proto3" json:"spec_digest,omitempty"`
+	Restart       []string               `protobuf:"bytes,3,rep,name=restart,proto3" json:"restart,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodUpdated) Reset() {
+	*x = PodUpdated{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodUpdated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodUpdated) ProtoMessage() {}
+
+func (x *PodUpdated) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodUpdated.ProtoReflect.Descriptor instead.
+func (*PodUpdated) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *PodUpdated) GetPodJson() []byte {
+	if x != nil {
+		return x.PodJson
+	}
+	return nil
+}
+
+func (x *PodUpdated) GetSpecDigest() string {
+	if x != nil {
+		return x.SpecDigest
+	}
+	return ""
+}
+
+func (x *PodUpdated) GetRestart() []string {
+	if x != nil {
+		return x.Restart
+	}
+	return nil
+}
+
 type SandboxStopped struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SandboxId     string                 `protobuf:"bytes,1,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
@@ -2249,7 +2331,7 @@ type SandboxStopped struct {
 
 func (x *SandboxStopped) Reset() {
 	*x = SandboxStopped{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2261,7 +2343,7 @@ func (x *SandboxStopped) String() string {
 func (*SandboxStopped) ProtoMessage() {}
 
 func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2274,7 +2356,7 @@ func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStopped.ProtoReflect.Descriptor instead.
 func (*SandboxStopped) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SandboxStopped) GetSandboxId() string {
@@ -2293,7 +2375,7 @@ type SandboxRemoved struct {
 
 func (x *SandboxRemoved) Reset() {
 	*x = SandboxRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2305,7 +2387,7 @@ func (x *SandboxRemoved) String() string {
 func (*SandboxRemoved) ProtoMessage() {}
 
 func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2318,7 +2400,7 @@ func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRemoved.ProtoReflect.Descriptor instead.
 func (*SandboxRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SandboxRemoved) GetSandboxId() string {
@@ -2337,7 +2419,7 @@ type PodTerminated struct {
 
 func (x *PodTerminated) Reset() {
 	*x = PodTerminated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2349,7 +2431,7 @@ func (x *PodTerminated) String() string {
 func (*PodTerminated) ProtoMessage() {}
 
 func (x *PodTerminated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2362,7 +2444,7 @@ func (x *PodTerminated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodTerminated.ProtoReflect.Descriptor instead.
 func (*PodTerminated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PodTerminated) GetPhase() string {
@@ -2380,7 +2462,7 @@ type PodRemoved struct {
 
 func (x *PodRemoved) Reset() {
 	*x = PodRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2392,7 +2474,7 @@ func (x *PodRemoved) String() string {
 func (*PodRemoved) ProtoMessage() {}
 
 func (x *PodRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2405,7 +2487,7 @@ func (x *PodRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRemoved.ProtoReflect.Descriptor instead.
 func (*PodRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{28}
 }
 
 // PodState is the pod as the journal knows it: the fold of its events.
@@ -2450,7 +2532,7 @@ type PodState struct {
 
 func (x *PodState) Reset() {
 	*x = PodState{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2462,7 +2544,7 @@ func (x *PodState) String() string {
 func (*PodState) ProtoMessage() {}
 
 func (x *PodState) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2475,7 +2557,7 @@ func (x *PodState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodState.ProtoReflect.Descriptor instead.
 func (*PodState) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{28}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PodState) GetUid() string {
@@ -2679,7 +2761,7 @@ type SandboxRecord struct {
 
 func (x *SandboxRecord) Reset() {
 	*x = SandboxRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	mi := &file_actorlet_v1_events_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2691,7 +2773,7 @@ func (x *SandboxRecord) String() string {
 func (*SandboxRecord) ProtoMessage() {}
 
 func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	mi := &file_actorlet_v1_events_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2704,7 +2786,7 @@ func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRecord.ProtoReflect.Descriptor instead.
 func (*SandboxRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{29}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SandboxRecord) GetAttempt() uint32 {
@@ -2808,7 +2890,7 @@ type ContainerRecord struct {
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[30]
+	mi := &file_actorlet_v1_events_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2820,7 +2902,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[30]
+	mi := &file_actorlet_v1_events_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2833,7 +2915,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{30}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ContainerRecord) GetName() string {
@@ -3018,7 +3100,7 @@ type Termination struct {
 
 func (x *Termination) Reset() {
 	*x = Termination{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[31]
+	mi := &file_actorlet_v1_events_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3030,7 +3112,7 @@ func (x *Termination) String() string {
 func (*Termination) ProtoMessage() {}
 
 func (x *Termination) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[31]
+	mi := &file_actorlet_v1_events_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3043,7 +3125,7 @@ func (x *Termination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Termination.ProtoReflect.Descriptor instead.
 func (*Termination) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{31}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Termination) GetContainerId() string {
@@ -3104,7 +3186,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12$\n" +
 	"\x0etime_unix_nano\x18\x03 \x01(\x03R\ftimeUnixNano\x12\x17\n" +
 	"\apod_uid\x18\x04 \x01(\tR\x06podUid\x12+\n" +
-	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\x8b\x0e\n" +
+	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\xc7\x0e\n" +
 	"\x05Event\x12=\n" +
 	"\fpod_accepted\x18\x01 \x01(\v2\x18.actorlet.v1.PodAcceptedH\x00R\vpodAccepted\x12=\n" +
 	"\fpod_rejected\x18\x02 \x01(\v2\x18.actorlet.v1.PodRejectedH\x00R\vpodRejected\x12=\n" +
@@ -3134,7 +3216,9 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"hookFailed\x12F\n" +
 	"\x0fpod_initialized\x18\x18 \x01(\v2\x1b.actorlet.v1.PodInitializedH\x00R\x0epodInitialized\x12:\n" +
 	"\vpod_evicted\x18\x19 \x01(\v2\x17.actorlet.v1.PodEvictedH\x00R\n" +
-	"podEvictedB\x06\n" +
+	"podEvicted\x12:\n" +
+	"\vpod_updated\x18\x1a \x01(\v2\x17.actorlet.v1.PodUpdatedH\x00R\n" +
+	"podUpdatedB\x06\n" +
 	"\x04kind\"a\n" +
 	"\vPodAccepted\x12\x19\n" +
 	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x1f\n" +
@@ -3243,7 +3327,13 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x12grace_period_nanos\x18\x01 \x01(\x03R\x10gracePeriodNanos\x12,\n" +
 	"\x12deadline_unix_nano\x18\x02 \x01(\x03R\x10deadlineUnixNano\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"/\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"b\n" +
+	"\n" +
+	"PodUpdated\x12\x19\n" +
+	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x1f\n" +
+	"\vspec_digest\x18\x02 \x01(\tR\n" +
+	"specDigest\x12\x18\n" +
+	"\arestart\x18\x03 \x03(\tR\arestart\"/\n" +
 	"\x0eSandboxStopped\x12\x1d\n" +
 	"\n" +
 	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\"/\n" +
@@ -3370,7 +3460,7 @@ func file_actorlet_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_actorlet_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_actorlet_v1_events_proto_goTypes = []any{
 	(ProbeKind)(0),                 // 0: actorlet.v1.ProbeKind
 	(SandboxPhase)(0),              // 1: actorlet.v1.SandboxPhase
@@ -3399,19 +3489,20 @@ var file_actorlet_v1_events_proto_goTypes = []any{
 	(*HookFailed)(nil),             // 24: actorlet.v1.HookFailed
 	(*PodInitialized)(nil),         // 25: actorlet.v1.PodInitialized
 	(*PodEvicted)(nil),             // 26: actorlet.v1.PodEvicted
-	(*SandboxStopped)(nil),         // 27: actorlet.v1.SandboxStopped
-	(*SandboxRemoved)(nil),         // 28: actorlet.v1.SandboxRemoved
-	(*PodTerminated)(nil),          // 29: actorlet.v1.PodTerminated
-	(*PodRemoved)(nil),             // 30: actorlet.v1.PodRemoved
-	(*PodState)(nil),               // 31: actorlet.v1.PodState
-	(*SandboxRecord)(nil),          // 32: actorlet.v1.SandboxRecord
-	(*ContainerRecord)(nil),        // 33: actorlet.v1.ContainerRecord
-	(*Termination)(nil),            // 34: actorlet.v1.Termination
-	nil,                            // 35: actorlet.v1.PodState.ContainersEntry
+	(*PodUpdated)(nil),             // 27: actorlet.v1.PodUpdated
+	(*SandboxStopped)(nil),         // 28: actorlet.v1.SandboxStopped
+	(*SandboxRemoved)(nil),         // 29: actorlet.v1.SandboxRemoved
+	(*PodTerminated)(nil),          // 30: actorlet.v1.PodTerminated
+	(*PodRemoved)(nil),             // 31: actorlet.v1.PodRemoved
+	(*PodState)(nil),               // 32: actorlet.v1.PodState
+	(*SandboxRecord)(nil),          // 33: actorlet.v1.SandboxRecord
+	(*ContainerRecord)(nil),        // 34: actorlet.v1.ContainerRecord
+	(*Termination)(nil),            // 35: actorlet.v1.Termination
+	nil,                            // 36: actorlet.v1.PodState.ContainersEntry
 }
 var file_actorlet_v1_events_proto_depIdxs = []int32{
 	5,  // 0: actorlet.v1.Envelope.event:type_name -> actorlet.v1.Event
-	31, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
+	32, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
 	6,  // 2: actorlet.v1.Event.pod_accepted:type_name -> actorlet.v1.PodAccepted
 	7,  // 3: actorlet.v1.Event.pod_rejected:type_name -> actorlet.v1.PodRejected
 	8,  // 4: actorlet.v1.Event.image_pulled:type_name -> actorlet.v1.ImagePulled
@@ -3426,10 +3517,10 @@ var file_actorlet_v1_events_proto_depIdxs = []int32{
 	18, // 13: actorlet.v1.Event.container_exited:type_name -> actorlet.v1.ContainerExited
 	19, // 14: actorlet.v1.Event.back_off_started:type_name -> actorlet.v1.BackOffStarted
 	21, // 15: actorlet.v1.Event.pod_terminating:type_name -> actorlet.v1.PodTerminating
-	27, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
-	28, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
-	29, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
-	30, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
+	28, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
+	29, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
+	30, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
+	31, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
 	20, // 20: actorlet.v1.Event.container_removed:type_name -> actorlet.v1.ContainerRemoved
 	13, // 21: actorlet.v1.Event.sandbox_lost:type_name -> actorlet.v1.SandboxLost
 	22, // 22: actorlet.v1.Event.active_deadline_exceeded:type_name -> actorlet.v1.ActiveDeadlineExceeded
@@ -3437,19 +3528,20 @@ var file_actorlet_v1_events_proto_depIdxs = []int32{
 	24, // 24: actorlet.v1.Event.hook_failed:type_name -> actorlet.v1.HookFailed
 	25, // 25: actorlet.v1.Event.pod_initialized:type_name -> actorlet.v1.PodInitialized
 	26, // 26: actorlet.v1.Event.pod_evicted:type_name -> actorlet.v1.PodEvicted
-	0,  // 27: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
-	32, // 28: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
-	32, // 29: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
-	35, // 30: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
-	1,  // 31: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
-	2,  // 32: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
-	34, // 33: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
-	33, // 34: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	27, // 27: actorlet.v1.Event.pod_updated:type_name -> actorlet.v1.PodUpdated
+	0,  // 28: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
+	33, // 29: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
+	33, // 30: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
+	36, // 31: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
+	1,  // 32: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
+	2,  // 33: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
+	35, // 34: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
+	34, // 35: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_actorlet_v1_events_proto_init() }
@@ -3483,6 +3575,7 @@ func file_actorlet_v1_events_proto_init() {
 		(*Event_HookFailed)(nil),
 		(*Event_PodInitialized)(nil),
 		(*Event_PodEvicted)(nil),
+		(*Event_PodUpdated)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3490,7 +3583,7 @@ func file_actorlet_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actorlet_v1_events_proto_rawDesc), len(file_actorlet_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   33,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
