@@ -241,7 +241,9 @@ func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now t
 		case lifecycle.CreateContainer, lifecycle.StartContainer:
 			a.startedHere[key] = true
 		}
-		if a.deps.Events != nil {
+		if _, pull := e.(lifecycle.PullImage); !pull && a.deps.Events != nil {
+			// A pull is told by the ContainerActor, once it knows the
+			// image is not present.
 			a.deps.Events.Acting(a.state.Pod, e)
 		}
 		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod, podIP: a.podIP(), fresh: a.fresh[key]})

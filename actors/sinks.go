@@ -25,7 +25,8 @@ type EventSink interface {
 	// Recorded: events now durable in the pod's journal. pod is the pod as
 	// accepted; nil for an orphan (runtime objects without a spec).
 	Recorded(pod *corev1.Pod, events []*pb.Envelope)
-	// Acting: an effect of a journaled state is about to run (pulling an
-	// image, stopping a container).
+	// Acting: an effect of a journaled state is about to run (stopping a
+	// container; PullImage only when the image is really pulled, not when
+	// it is present).
 	Acting(pod *corev1.Pod, effect lifecycle.Effect)
 }
