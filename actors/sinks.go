@@ -30,3 +30,24 @@ type EventSink interface {
 	// it is present).
 	Acting(pod *corev1.Pod, effect lifecycle.Effect)
 }
+
+// EventSinks tells each sink in turn; nil sinks are skipped.
+type EventSinks []EventSink
+
+// Recorded implements EventSink.
+func (s EventSinks) Recorded(pod *corev1.Pod, events []*pb.Envelope) {
+	for _, sink := range s {
+		if sink != nil {
+			sink.Recorded(pod, events)
+		}
+	}
+}
+
+// Acting implements EventSink.
+func (s EventSinks) Acting(pod *corev1.Pod, effect lifecycle.Effect) {
+	for _, sink := range s {
+		if sink != nil {
+			sink.Acting(pod, effect)
+		}
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletapi"
+	"github.com/actorlet/actorlet/node/kubeletmetrics"
 	"github.com/actorlet/actorlet/node/logrotate"
 	"github.com/actorlet/actorlet/node/nodeactor"
 	"github.com/actorlet/actorlet/node/podstatus"
@@ -70,6 +71,9 @@ type Config struct {
 	MemoryCapacity int64
 	// Registerer gets the pod and journal metrics (nil: not registered).
 	Registerer prometheus.Registerer
+	// Metrics are the kubelet's metric families, made by the caller when it
+	// gave Runtime their Observer (nil: made here on Registerer).
+	Metrics *kubeletmetrics.Metrics
 	// ActorOptions configure the actor system (logging).
 	ActorOptions []actor.ConfigOption
 	// RemovedRetention is how long the journal keeps a removed pod's final
@@ -187,6 +191,13 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		j.Close()
 		return nil, err
 	}
+	km := cfg.Metrics
+	if km == nil {
+		if km, err = kubeletmetrics.New(reg); err != nil {
+			j.Close()
+			return nil, err
+		}
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	fail := func(err error) (*Agent, error) {
@@ -234,11 +245,12 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	// Probes and hooks run through the runtime (exec) or straight to the
 	// pod's IP (httpGet, tcpSocket, grpc).
-	prober := probe.ForActors{Runner: &probe.Runner{Exec: cfg.Runtime}}
+	runner := &probe.Runner{Exec: cfg.Runtime}
+	prober := probe.ForActors{Runner: runner, Prober: kubeletmetrics.CountedProber{Prober: runner, Metrics: km}}
 	deps := actors.Deps{
 		Probers: prober, Hooks: prober, Volumes: vols,
 		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
-		Events: cfg.Events, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
+		Events: actors.EventSinks{cfg.Events, km}, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
 		PodConfig: podspec.Options{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
@@ -279,6 +291,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		if gc != nil {
 			opts = append(opts, eviction.WithReclaimer(imageReclaimer{gc: gc}))
 		}
+		opts = append(opts, eviction.WithOnEvicted(km.Evicted))
 		if a.eviction, err = eviction.New(*cfg.Eviction, a.stats, a.evictionPods, a.evict, opts...); err != nil {
 			return fail(fmt.Errorf("eviction: %w", err))
 		}
@@ -346,7 +359,8 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}()
 	go func() {
 		defer a.wg.Done()
-		w := cri.NewWatcher(cfg.Runtime, cri.WatchOptions{RelistPeriod: cfg.RelistPeriod, Logger: log.Named("watch"), Initial: views})
+		w := cri.NewWatcher(cfg.Runtime, cri.WatchOptions{RelistPeriod: cfg.RelistPeriod, Logger: log.Named("watch"), Initial: views,
+			Relisted: km.Relisted})
 		w.Run(runCtx, func(v *cri.PodView) { a.system.Root.Send(a.sup, actors.Observed(v.UID, v)) })
 	}()
 	return a, nil

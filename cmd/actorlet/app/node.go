@@ -25,6 +25,7 @@ import (
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletapi"
 	"github.com/actorlet/actorlet/node/kubeletconfig"
+	"github.com/actorlet/actorlet/node/kubeletmetrics"
 	"github.com/actorlet/actorlet/node/nodeactor"
 	"github.com/actorlet/actorlet/node/server"
 )
@@ -45,8 +46,14 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		return err
 	}
 	kc := nc.kc
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	km, err := kubeletmetrics.New(reg)
+	if err != nil {
+		return err
+	}
 	client, closeRuntime, err := connectRuntime(ctx, kc.ContainerRuntimeEndpoint, kc.ImageServiceEndpoint, kc.RuntimeRequestTimeout.Duration,
-		sim.Options{PodCIDR: nc.own.simPodCIDR, HostIP: nc.nodeIPs[0].String(), Latency: latency}, log.Named("cri"))
+		sim.Options{PodCIDR: nc.own.simPodCIDR, HostIP: nc.nodeIPs[0].String(), Latency: latency}, km, log.Named("cri"))
 	if err != nil {
 		return err
 	}
@@ -115,8 +122,6 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		nodeCfg = &cfg
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	lc := lifecycle.DefaultConfig()
 	lc.BackoffInitial, lc.BackoffMax = nc.own.backoffInitial, maxRestartPeriod(kc)
 	lc.KeepDeadContainers = int(nc.node.MaxPerPodContainerCount)
@@ -124,7 +129,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		NodeName: nc.nodeName, RootDir: nc.node.RootDirectory, Runtime: client, RuntimeName: ver.RuntimeName,
 		ManifestDir: kc.StaticPodPath, FileCheckFrequency: kc.FileCheckFrequency.Duration, PodLogsDir: kc.PodLogsDir,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain, ResolvConf: *kc.ResolverConfig,
-		Lifecycle: lc, RelistPeriod: nc.own.relistPeriod, Logger: log, Registerer: reg, HostIP: nc.nodeIPs[0].String(),
+		Lifecycle: lc, RelistPeriod: nc.own.relistPeriod, Logger: log, Registerer: reg, Metrics: km, HostIP: nc.nodeIPs[0].String(),
 		ActorOptions: []actor.ConfigOption{actorLogging(log)}, NodeActor: nodeCfg, Allocatable: mach.Allocatable,
 		MemoryCapacity: mach.Capacity.Memory().Value(), VolumeRefreshPeriod: kc.SyncFrequency.Duration,
 		CgroupsPerQOS: *kc.CgroupsPerQOS, CgroupRoot: cgroupRoot(kc),
