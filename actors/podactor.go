@@ -95,7 +95,13 @@ func newPodActor(uid string, deps *Deps, load Loader, initial *lifecycle.State, 
 	}
 }
 
-func (a *podActor) log() *zap.Logger { return a.deps.Logger.With(zap.String("pod", a.uid)) }
+// log names the pod by namespace/name once its spec is known, and by UID.
+func (a *podActor) log() *zap.Logger {
+	if a.state != nil && a.state.Pod != nil {
+		return a.deps.Logger.With(zap.String("pod", a.state.Pod.Namespace+"/"+a.state.Pod.Name), zap.String("podUID", a.uid))
+	}
+	return a.deps.Logger.With(zap.String("podUID", a.uid))
+}
 
 func (a *podActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
@@ -165,7 +171,13 @@ func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
 		a.blocked[key] = a.deps.Clock.Now().Add(delay)
 		a.armRetry(ctx, delay)
 		if cri.Retryable(m.err) {
-			a.log().Info("effect failed, will retry", zap.String("effect", key), zap.Duration("after", delay), zap.Error(m.err))
+			// Warned at the first failure and then at each back-off
+			// step's doubling, not at every retry.
+			if n == 0 || delay < a.deps.RetryMax {
+				a.log().Warn("effect failed, will retry", zap.String("effect", key), zap.Duration("after", delay), zap.Error(m.err))
+			} else {
+				a.log().Debug("effect failed, will retry", zap.String("effect", key), zap.Duration("after", delay), zap.Error(m.err))
+			}
 			return
 		}
 		a.log().Warn("effect failed", zap.String("effect", key), zap.Duration("retryAfter", delay), zap.Error(m.err))

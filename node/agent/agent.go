@@ -30,6 +30,7 @@ import (
 	"github.com/actorlet/actorlet/node/kubeletmetrics"
 	"github.com/actorlet/actorlet/node/logrotate"
 	"github.com/actorlet/actorlet/node/nodeactor"
+	"github.com/actorlet/actorlet/node/podevents"
 	"github.com/actorlet/actorlet/node/podstatus"
 	"github.com/actorlet/actorlet/node/probe"
 	"github.com/actorlet/actorlet/node/staticpod"
@@ -181,7 +182,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if q := j.Quarantined(); q != nil {
 		log.Error("THE JOURNAL WAS CORRUPT AND HAS BEEN QUARANTINED; starting from the runtime and the pod sources", zap.Error(q))
 	}
-	a := &Agent{cfg: cfg, log: log, journal: j, sources: newSourceForwarder(), fatal: make(chan error, 1)}
+	a := &Agent{cfg: cfg, log: log, journal: j, sources: newSourceForwarder(log.Named("sources")), fatal: make(chan error, 1)}
 	reg := cfg.Registerer
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -250,7 +251,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	deps := actors.Deps{
 		Probers: prober, Hooks: prober, Volumes: vols,
 		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
-		Events: actors.EventSinks{cfg.Events, km}, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
+		Events: actors.EventSinks{cfg.Events, km, podevents.NewLog(log.Named("pod"))}, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
 		PodConfig: podspec.Options{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
