@@ -173,6 +173,9 @@ func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
 		if cri.Retryable(m.err) {
 			// Warned at the first failure and then at each back-off
 			// step's doubling, not at every retry.
+			if r, ok := a.deps.Events.(RetrySink); ok && a.state != nil && a.state.Pod != nil {
+				r.Retrying(a.state.Pod, m.effect, m.err)
+			}
 			if n == 0 || delay < a.deps.RetryMax {
 				a.log().Warn("effect failed, will retry", zap.String("effect", key), zap.Duration("after", delay), zap.Error(m.err))
 			} else {

@@ -51,3 +51,23 @@ func (s EventSinks) Acting(pod *corev1.Pod, effect lifecycle.Effect) {
 		}
 	}
 }
+
+// RetrySink is an optional extension of an EventSink: it is told of an
+// effect of a journaled state that failed with a transient runtime error
+// (unavailable, timeout, internal) and will be retried as it is. Nothing is
+// journaled for such a failure, so the pod's status does not change; the
+// sink can still show the runtime's message (the kubelet's
+// FailedCreatePodSandBox event). Called from the actor's goroutine; it
+// must not block.
+type RetrySink interface {
+	Retrying(pod *corev1.Pod, effect lifecycle.Effect, err error)
+}
+
+// Retrying implements RetrySink for the sinks that implement it.
+func (s EventSinks) Retrying(pod *corev1.Pod, effect lifecycle.Effect, err error) {
+	for _, sink := range s {
+		if r, ok := sink.(RetrySink); ok {
+			r.Retrying(pod, effect, err)
+		}
+	}
+}

@@ -94,6 +94,31 @@ func (r Recorder) Acting(pod *corev1.Pod, effect lifecycle.Effect) {
 	}
 }
 
+var _ actors.RetrySink = Recorder{}
+
+// Retrying implements actors.RetrySink: the kubelet's event for the
+// failure, which client-go's correlator aggregates over the retries.
+func (r Recorder) Retrying(pod *corev1.Pod, effect lifecycle.Effect, err error) {
+	if e, ok := RetryEvent(effect, err); ok && pod != nil {
+		r.emit(pod, e)
+	}
+}
+
+// RetryEvent is the kubelet's event for an effect failing with err.
+func RetryEvent(effect lifecycle.Effect, err error) (Event, bool) {
+	switch e := effect.(type) {
+	case lifecycle.RunSandbox:
+		return Event{corev1.EventTypeWarning, FailedCreatePodSandBox, "Failed to create pod sandbox: " + err.Error(), ""}, true
+	case lifecycle.PullImage:
+		return Event{corev1.EventTypeWarning, Failed, fmt.Sprintf("Failed to pull image %q: %s", e.Image, err), e.Container}, true
+	case lifecycle.CreateContainer:
+		return Event{corev1.EventTypeWarning, Failed, "Error: " + err.Error(), e.Name}, true
+	case lifecycle.StartContainer:
+		return Event{corev1.EventTypeWarning, Failed, "Error: " + err.Error(), e.Name}, true
+	}
+	return Event{}, false
+}
+
 func (r Recorder) emit(pod *corev1.Pod, e Event) {
 	if e.Container == "" {
 		r.rec.Event(pod, e.Type, e.Reason, e.Message)

@@ -1,6 +1,7 @@
 package podevents_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -77,6 +78,28 @@ func TestRecorderUsesTheKubeletsReasons(t *testing.T) {
 		"Warning Evicted The node was low on resource: memory.",
 		`Warning FailedMount MountVolume.SetUp failed for volume "cfg" : configmap "cfg" not found`,
 		"Normal Killing Stopping container app",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events:\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestRetryingShowsTheRuntimesMessage(t *testing.T) {
+	fake := record.NewFakeRecorder(10)
+	r := podevents.New(fake)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"}}
+	err := errors.New(`rpc error: code = Unknown desc = open /etc/resolv.conf: no such file or directory`)
+	r.Retrying(pod, lifecycle.RunSandbox{Attempt: 1}, err)
+	r.Retrying(pod, lifecycle.CreateContainer{Name: "app", Attempt: 1}, errors.New("context deadline exceeded"))
+	r.Retrying(pod, lifecycle.StopSandbox{}, err) // no kubelet event
+	close(fake.Events)
+	var got []string
+	for e := range fake.Events {
+		got = append(got, e)
+	}
+	want := []string{
+		"Warning FailedCreatePodSandBox Failed to create pod sandbox: " + err.Error(),
+		"Warning Failed Error: context deadline exceeded",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events:\n%q\nwant\n%q", got, want)
