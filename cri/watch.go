@@ -218,6 +218,11 @@ func (w *Watcher) streamFailed(err error, delivered bool, backoff *time.Duration
 	}
 	wait := *backoff
 	*backoff = min(2*wait, eventsBackoffMax)
+	if KindOf(err) == Canceled {
+		// Our own doing (shutting down, the connection closed): no failure.
+		w.log.Debug("runtime event stream closed", zap.Error(err))
+		return now.Add(wait)
+	}
 	w.log.Warn("runtime event stream failed; relisting", zap.Error(err), zap.Duration("retry", wait))
 	return now.Add(wait)
 }

@@ -122,6 +122,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		nodeCfg = &cfg
 	}
 
+	actorLog, actorsStopping := actorLogging(log)
 	lc := lifecycle.DefaultConfig()
 	lc.BackoffInitial, lc.BackoffMax = nc.own.backoffInitial, maxRestartPeriod(kc)
 	lc.KeepDeadContainers = int(nc.node.MaxPerPodContainerCount)
@@ -130,7 +131,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		ManifestDir: kc.StaticPodPath, FileCheckFrequency: kc.FileCheckFrequency.Duration, PodLogsDir: kc.PodLogsDir,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain, ResolvConf: *kc.ResolverConfig,
 		Lifecycle: lc, RelistPeriod: nc.own.relistPeriod, Logger: log, Registerer: reg, Metrics: km, HostIP: nc.nodeIPs[0].String(),
-		ActorOptions: []actor.ConfigOption{actorLogging(log)}, NodeActor: nodeCfg, Allocatable: mach.Allocatable,
+		ActorOptions: []actor.ConfigOption{actorLog}, NodeActor: nodeCfg, Allocatable: mach.Allocatable,
 		MemoryCapacity: mach.Capacity.Memory().Value(), VolumeRefreshPeriod: kc.SyncFrequency.Duration,
 		CgroupsPerQOS: *kc.CgroupsPerQOS, CgroupRoot: cgroupRoot(kc),
 	}
@@ -203,6 +204,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		log.Error("the node cannot go on", zap.Error(fatal))
 	}
 	log.Info("shutting down; pods keep running")
+	actorsStopping()
 	stopCtx, cancel := context.WithTimeout(context.Background(), nc.own.shutdownGracePeriod)
 	defer cancel()
 	if srv != nil {
