@@ -119,6 +119,9 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		cfg.NodeName, cfg.Client, cfg.Labels, cfg.Taints = nc.nodeName, kube, nc.node.NodeLabels, kc.RegisterWithTaints
 		cfg.Machine = mach
 		cfg.Health, cfg.Logger = runtimeHealth(client), log.Named("node")
+		if api != nil {
+			cfg.Events = api.recorder
+		}
 		nodeCfg = &cfg
 	}
 
