@@ -126,6 +126,17 @@ type Deps struct {
 	// OnFatal is called (from the supervisor) with such an error; the node
 	// should stop. Nil: only logged.
 	OnFatal func(error)
+	// Worker is told how long each input took a PodActor (nil: nobody).
+	Worker WorkerObserver
+}
+
+// WorkerObserver is told, from a PodActor's goroutine, how long it took to
+// handle one input: decide, journal, record and hand out the effects (the
+// CRI calls run later, in ContainerActors). op is the kubelet's
+// operation_type: "create" for a pod's first spec, "update" for a later
+// one, "sync" for everything else. It must not block.
+type WorkerObserver interface {
+	Synced(op string, took time.Duration)
 }
 
 func (d *Deps) withDefaults() {

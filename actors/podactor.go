@@ -205,6 +205,16 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		return
 	}
 	now := a.deps.Clock.Now()
+	if a.deps.Worker != nil {
+		op := "sync"
+		if _, desired := in.(*pb.PodDesired); desired {
+			op = "update"
+			if a.state == nil || a.state.Pod == nil {
+				op = "create"
+			}
+		}
+		defer func() { a.deps.Worker.Synced(op, a.deps.Clock.Since(now)) }()
+	}
 	dec := a.deps.Lifecycle.Decide(a.state, in, now)
 	if len(dec.Events) > 0 {
 		if err := a.deps.Journal.Append(context.Background(), a.uid, dec.Events...); err != nil {

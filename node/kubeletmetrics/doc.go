@@ -14,6 +14,7 @@
 //	kubelet_started_containers_errors_total{container_type,code}         counter: failed ones (code: the waiting reason)
 //	kubelet_image_pull_duration_seconds{image_size_in_bytes}  histogram: real pulls only
 //	kubelet_evictions{eviction_signal}                        counter
+//	kubelet_pod_worker_duration_seconds{operation_type}      histogram, DefBuckets: a PodActor handling one input
 //	prober_probe_total{probe_type,result,container,pod,namespace,pod_uid} counter: every probe run
 //
 // Guarantees: every method is safe for concurrent use and never blocks;

@@ -41,6 +41,7 @@ type Metrics struct {
 	imagePull                    *prometheus.HistogramVec
 	evictions                    *prometheus.CounterVec
 	probes                       *prometheus.CounterVec
+	podWorker                    *prometheus.HistogramVec
 }
 
 var (
@@ -80,11 +81,14 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		probes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "prober_probe_total",
 			Help: "Cumulative number of a liveness, readiness or startup probe for a container by result."},
 			[]string{"probe_type", "result", "container", "pod", "namespace", "pod_uid"}),
+		podWorker: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kubelet_pod_worker_duration_seconds",
+			Help:    "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync",
+			Buckets: prometheus.DefBuckets}, []string{"operation_type"}),
 	}
 	var errs []error
 	for _, c := range []prometheus.Collector{m.runtimeOps, m.runtimeErrs, m.runtimeDur, m.relistDur, m.relistInterval,
 		m.lastSeen, m.startedPods, m.startedPodsErrs, m.startedContainers, m.startedContainersErrs, m.imagePull,
-		m.evictions, m.probes} {
+		m.evictions, m.probes, m.podWorker} {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
 		}
@@ -148,6 +152,11 @@ func OperationType(rpc string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// Synced implements actors.WorkerObserver.
+func (m *Metrics) Synced(op string, took time.Duration) {
+	m.podWorker.WithLabelValues(op).Observe(took.Seconds())
 }
 
 // Relisted records a full listing of the runtime (cri.WatchOptions.Relisted).

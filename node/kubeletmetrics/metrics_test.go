@@ -109,6 +109,11 @@ func TestCounts(t *testing.T) {
 		t.Error(err)
 	}
 
+	m.Synced("create", 5*time.Millisecond)
+	if n := testutil.CollectAndCount(m.podWorker); n != 1 {
+		t.Errorf("pod worker: %d series", n)
+	}
+
 	m.Evicted("memory.available")
 	if got := testutil.ToFloat64(m.evictions.WithLabelValues("memory.available")); got != 1 {
 		t.Errorf("evictions = %v", got)
