@@ -135,8 +135,11 @@ type Deps struct {
 // CRI calls run later, in ContainerActors). op is the kubelet's
 // operation_type: "create" for a pod's first spec, "update" for a later
 // one, "sync" for everything else. It must not block.
+// Appended: one append of events to the pod's journal took took (waiting
+// for the group commit's fsync included).
 type WorkerObserver interface {
 	Synced(op string, took time.Duration)
+	Appended(events int, took time.Duration)
 }
 
 func (d *Deps) withDefaults() {

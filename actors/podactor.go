@@ -217,8 +217,12 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 	}
 	dec := a.deps.Lifecycle.Decide(a.state, in, now)
 	if len(dec.Events) > 0 {
+		appendStart := a.deps.Clock.Now()
 		if err := a.deps.Journal.Append(context.Background(), a.uid, dec.Events...); err != nil {
 			panic(&JournalError{PodUID: a.uid, Err: err})
+		}
+		if a.deps.Worker != nil {
+			a.deps.Worker.Appended(len(dec.Events), a.deps.Clock.Since(appendStart))
 		}
 		a.state = dec.State
 		a.sinceSnap += len(dec.Events)

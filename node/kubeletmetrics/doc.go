@@ -17,6 +17,11 @@
 //	kubelet_pod_worker_duration_seconds{operation_type}      histogram, DefBuckets: a PodActor handling one input
 //	prober_probe_total{probe_type,result,container,pod,namespace,pod_uid} counter: every probe run
 //
+// and actorlet's own:
+//
+//	actorlet_journal_append_duration_seconds   histogram: one pod actor's append, group commit and fsync included
+//	actorlet_journal_append_events             histogram: events per append
+//
 // Guarantees: every method is safe for concurrent use and never blocks;
 // nothing is counted for work adopted on recovery (the run that did it
 // counted it), and counters start at zero with each process, as the

@@ -42,6 +42,7 @@ type Metrics struct {
 	evictions                    *prometheus.CounterVec
 	probes                       *prometheus.CounterVec
 	podWorker                    *prometheus.HistogramVec
+	appendDur, appendEvents      prometheus.Histogram
 }
 
 var (
@@ -84,11 +85,17 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		podWorker: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kubelet_pod_worker_duration_seconds",
 			Help:    "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync",
 			Buckets: prometheus.DefBuckets}, []string{"operation_type"}),
+		appendDur: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "actorlet_journal_append_duration_seconds",
+			Help:    "Duration in seconds of a pod actor's journal append, its group commit's fsync included.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+		appendEvents: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "actorlet_journal_append_events",
+			Help:    "Events per journal append of a pod actor.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64}}),
 	}
 	var errs []error
 	for _, c := range []prometheus.Collector{m.runtimeOps, m.runtimeErrs, m.runtimeDur, m.relistDur, m.relistInterval,
 		m.lastSeen, m.startedPods, m.startedPodsErrs, m.startedContainers, m.startedContainersErrs, m.imagePull,
-		m.evictions, m.probes, m.podWorker} {
+		m.evictions, m.probes, m.podWorker, m.appendDur, m.appendEvents} {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
 		}
@@ -157,6 +164,12 @@ func OperationType(rpc string) string {
 // Synced implements actors.WorkerObserver.
 func (m *Metrics) Synced(op string, took time.Duration) {
 	m.podWorker.WithLabelValues(op).Observe(took.Seconds())
+}
+
+// Appended implements actors.WorkerObserver.
+func (m *Metrics) Appended(events int, took time.Duration) {
+	m.appendDur.Observe(took.Seconds())
+	m.appendEvents.Observe(float64(events))
 }
 
 // Relisted records a full listing of the runtime (cri.WatchOptions.Relisted).

@@ -114,6 +114,11 @@ func TestCounts(t *testing.T) {
 		t.Errorf("pod worker: %d series", n)
 	}
 
+	m.Appended(3, time.Millisecond)
+	if n := testutil.CollectAndCount(m.appendEvents); n != 1 {
+		t.Errorf("append events: %d series", n)
+	}
+
 	m.Evicted("memory.available")
 	if got := testutil.ToFloat64(m.evictions.WithLabelValues("memory.available")); got != 1 {
 		t.Errorf("evictions = %v", got)
