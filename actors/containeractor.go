@@ -110,11 +110,9 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		}
 		res.Ip = st.GetNetwork().GetIp()
 	case lifecycle.PullImage:
-		ref, reason, err := a.ensureImage(ctx, e)
-		if err != nil {
-			return fail(res, reason, err)
+		if err := a.ensureImage(ctx, m.pod, e, res); err != nil {
+			return res, err
 		}
-		res.ImageRef = ref
 	case lifecycle.CreateContainer:
 		spec := specContainer(m.pod, e.Name)
 		if spec == nil {
@@ -347,26 +345,40 @@ func (a *containerActor) findContainer(ctx context.Context, fresh bool, sandboxI
 	return "", nil
 }
 
-// ensureImage follows the container's imagePullPolicy.
-func (a *containerActor) ensureImage(ctx context.Context, e lifecycle.PullImage) (ref, reason string, err error) {
+// ensureImage follows the container's imagePullPolicy and fills res: the
+// image's ref, and for a pull its duration and size. The API event
+// Pulling is asked for (Acting) only when the image is really pulled.
+func (a *containerActor) ensureImage(ctx context.Context, pod *corev1.Pod, e lifecycle.PullImage, res *pb.EffectResult) error {
 	spec := &runtimeapi.ImageSpec{Image: e.Image, UserSpecifiedImage: e.Image}
 	if e.Policy != corev1.PullAlways {
 		img, err := a.deps.Runtime.ImageStatus(ctx, spec)
 		if err != nil {
-			return "", "ErrImageInspect", err
+			_, err = fail(res, "ErrImageInspect", err)
+			return err
 		}
 		if img != nil {
-			return img.Id, "", nil
+			res.ImageRef, res.ImageSize = img.Id, img.GetSize()
+			return nil
 		}
 		if e.Policy == corev1.PullNever {
-			return "", "ErrImageNeverPull", fmt.Errorf("container image %q is not present with pull policy of Never", e.Image)
+			_, err = fail(res, "ErrImageNeverPull", fmt.Errorf("container image %q is not present with pull policy of Never", e.Image))
+			return err
 		}
 	}
-	ref, err = a.deps.Runtime.PullImage(ctx, spec, nil, nil)
-	if err != nil {
-		return "", "ErrImagePull", err
+	if a.deps.Events != nil && pod != nil {
+		a.deps.Events.Acting(pod, e)
 	}
-	return ref, "", nil
+	start := a.deps.Clock.Now()
+	ref, err := a.deps.Runtime.PullImage(ctx, spec, nil, nil)
+	if err != nil {
+		_, err = fail(res, "ErrImagePull", err)
+		return err
+	}
+	res.ImageRef, res.PullNanos = ref, max(int64(a.deps.Clock.Since(start)), 1)
+	if img, err := a.deps.Runtime.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: ref}); err == nil && img != nil {
+		res.ImageSize = img.GetSize()
+	}
+	return nil
 }
 
 // specContainer is the spec of the pod's app or init container name.

@@ -132,6 +132,20 @@ type Deps struct {
 	// OnFatal is called (from the supervisor) with such an error; the node
 	// should stop. Nil: only logged.
 	OnFatal func(error)
+	// Worker is told how long each input took a PodActor (nil: nobody).
+	Worker WorkerObserver
+}
+
+// WorkerObserver is told, from a PodActor's goroutine, how long it took to
+// handle one input: decide, journal, record and hand out the effects (the
+// CRI calls run later, in ContainerActors). op is the kubelet's
+// operation_type: "create" for a pod's first spec, "update" for a later
+// one, "sync" for everything else. It must not block.
+// Appended: one append of events to the pod's journal took took (waiting
+// for the group commit's fsync included).
+type WorkerObserver interface {
+	Synced(op string, took time.Duration)
+	Appended(events int, took time.Duration)
 }
 
 func (d *Deps) withDefaults() {

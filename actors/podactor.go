@@ -106,7 +106,13 @@ func newPodActor(uid string, deps *Deps, load Loader, initial *lifecycle.State, 
 	}
 }
 
-func (a *podActor) log() *zap.Logger { return a.deps.Logger.With(zap.String("pod", a.uid)) }
+// log names the pod by namespace/name once its spec is known, and by UID.
+func (a *podActor) log() *zap.Logger {
+	if a.state != nil && a.state.Pod != nil {
+		return a.deps.Logger.With(zap.String("pod", a.state.Pod.Namespace+"/"+a.state.Pod.Name), zap.String("podUID", a.uid))
+	}
+	return a.deps.Logger.With(zap.String("podUID", a.uid))
+}
 
 func (a *podActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
@@ -262,7 +268,16 @@ func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
 		a.blocked[key] = a.deps.Clock.Now().Add(delay)
 		a.armRetry(ctx, delay)
 		if cri.Retryable(m.err) {
-			a.log().Info("effect failed, will retry", zap.String("effect", key), zap.Duration("after", delay), zap.Error(m.err))
+			// Warned at the first failure and then at each back-off
+			// step's doubling, not at every retry.
+			if r, ok := a.deps.Events.(RetrySink); ok && a.state != nil && a.state.Pod != nil {
+				r.Retrying(a.state.Pod, m.effect, m.err)
+			}
+			if n == 0 || delay < a.deps.RetryMax {
+				a.log().Warn("effect failed, will retry", zap.String("effect", key), zap.Duration("after", delay), zap.Error(m.err))
+			} else {
+				a.log().Debug("effect failed, will retry", zap.String("effect", key), zap.Duration("after", delay), zap.Error(m.err))
+			}
 			return
 		}
 		a.log().Warn("effect failed", zap.String("effect", key), zap.Duration("retryAfter", delay), zap.Error(m.err))
@@ -287,8 +302,19 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		return
 	}
 	now := a.deps.Clock.Now()
+	if a.deps.Worker != nil {
+		op := "sync"
+		if _, desired := in.(*pb.PodDesired); desired {
+			op = "update"
+			if a.state == nil || a.state.Pod == nil {
+				op = "create"
+			}
+		}
+		defer func() { a.deps.Worker.Synced(op, a.deps.Clock.Since(now)) }()
+	}
 	dec := a.deps.Lifecycle.Decide(a.state, in, now)
 	if len(dec.Events) > 0 {
+		appendStart := a.deps.Clock.Now()
 		if err := a.deps.Journal.Append(context.Background(), a.uid, dec.Events...); err != nil {
 			if a.deps.Fatal != nil && a.deps.Fatal(err) {
 				panic(&JournalError{PodUID: a.uid, Err: err}) // the journal is gone: see podStrategy
@@ -298,6 +324,9 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		}
 		a.appendSucceeded()
 		rebuilt := rebuiltBy(in, a.state, dec.State)
+		if a.deps.Worker != nil {
+			a.deps.Worker.Appended(len(dec.Events), a.deps.Clock.Since(appendStart))
+		}
 		a.state = dec.State
 		a.sinceSnap += len(dec.Events)
 		if rebuilt != "" {
@@ -350,7 +379,9 @@ func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now t
 		case lifecycle.CreateContainer, lifecycle.StartContainer:
 			a.startedHere[key] = true
 		}
-		if a.deps.Events != nil {
+		if _, pull := e.(lifecycle.PullImage); !pull && a.deps.Events != nil {
+			// A pull is told by the ContainerActor, once it knows the
+			// image is not present.
 			a.deps.Events.Acting(a.state.Pod, e)
 		}
 		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod, podIP: a.podIP(), fresh: a.fresh[key]})

@@ -25,8 +25,9 @@ type EventSink interface {
 	// Recorded: events now durable in the pod's journal. pod is the pod as
 	// accepted; nil for an orphan (runtime objects without a spec).
 	Recorded(pod *corev1.Pod, events []*pb.Envelope)
-	// Acting: an effect of a journaled state is about to run (pulling an
-	// image, stopping a container).
+	// Acting: an effect of a journaled state is about to run (stopping a
+	// container; PullImage only when the image is really pulled, not when
+	// it is present).
 	Acting(pod *corev1.Pod, effect lifecycle.Effect)
 }
 
@@ -43,4 +44,45 @@ type RebuildSink interface {
 type AppendHealth interface {
 	AppendFailed(podUID string, err error)
 	AppendSucceeded(podUID string)
+}
+
+// EventSinks tells each sink in turn; nil sinks are skipped.
+type EventSinks []EventSink
+
+// Recorded implements EventSink.
+func (s EventSinks) Recorded(pod *corev1.Pod, events []*pb.Envelope) {
+	for _, sink := range s {
+		if sink != nil {
+			sink.Recorded(pod, events)
+		}
+	}
+}
+
+// Acting implements EventSink.
+func (s EventSinks) Acting(pod *corev1.Pod, effect lifecycle.Effect) {
+	for _, sink := range s {
+		if sink != nil {
+			sink.Acting(pod, effect)
+		}
+	}
+}
+
+// RetrySink is an optional extension of an EventSink: it is told of an
+// effect of a journaled state that failed with a transient runtime error
+// (unavailable, timeout, internal) and will be retried as it is. Nothing is
+// journaled for such a failure, so the pod's status does not change; the
+// sink can still show the runtime's message (the kubelet's
+// FailedCreatePodSandBox event). Called from the actor's goroutine; it
+// must not block.
+type RetrySink interface {
+	Retrying(pod *corev1.Pod, effect lifecycle.Effect, err error)
+}
+
+// Retrying implements RetrySink for the sinks that implement it.
+func (s EventSinks) Retrying(pod *corev1.Pod, effect lifecycle.Effect, err error) {
+	for _, sink := range s {
+		if r, ok := sink.(RetrySink); ok {
+			r.Retrying(pod, effect, err)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -35,8 +36,25 @@ type Options struct {
 	// Timeout is the deadline of each unary call (DefaultTimeout when zero or negative).
 	// Longer calls get a multiple of it; see the methods.
 	Timeout time.Duration
-	// Logger receives debug records of failed calls (zap.NewNop when nil).
+	// Logger receives debug records of failed calls and a warning for each call still
+	// unanswered after SlowCall (zap.NewNop when nil).
 	Logger *zap.Logger
+	// Observer is told of every unary call when it returns (nil: nobody).
+	Observer Observer
+	// SlowCall is how long a call may go unanswered before it is logged as hanging
+	// (DefaultSlowCall when zero).
+	SlowCall time.Duration
+}
+
+// DefaultSlowCall is the default Options.SlowCall.
+const DefaultSlowCall = 15 * time.Second
+
+// Observer is told of the Client's unary calls, for metrics. CallDone is called from the
+// caller's goroutine once the call returned; op is the RPC's name ("RunPodSandbox"), err
+// the *Error returned (nil on success, and also NotFound from an idempotent Stop or
+// Remove, which the caller sees as success). It must not block.
+type Observer interface {
+	CallDone(op string, took time.Duration, err error)
 }
 
 // Client is a CRI v1 client. It is safe for concurrent use.
@@ -52,6 +70,8 @@ type Client struct {
 	image   runtimeapi.ImageServiceClient
 	timeout time.Duration
 	log     *zap.Logger
+	obs     Observer
+	slow    time.Duration
 	// endpoint names the runtime in errors of calls that concern no single object.
 	endpoint string
 	// conns are closed by Close; empty for clients made by NewFromConn.
@@ -135,7 +155,12 @@ func newClient(runtimeConn, imageConn grpc.ClientConnInterface, opts Options) *C
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
+	if opts.SlowCall <= 0 {
+		opts.SlowCall = DefaultSlowCall
+	}
 	return &Client{
+		obs:     opts.Observer,
+		slow:    opts.SlowCall,
 		runtime: runtimeapi.NewRuntimeServiceClient(runtimeConn),
 		image:   runtimeapi.NewImageServiceClient(imageConn),
 		timeout: opts.Timeout,
@@ -193,11 +218,29 @@ func (c *Client) Close() error {
 func (c *Client) Timeout() time.Duration { return c.timeout }
 
 // call runs fn under a deadline of d and turns its error into an *Error for op on id.
+// A call unanswered after c.slow is logged at warn level while it hangs, and once more
+// when it ends.
 func (c *Client) call(ctx context.Context, op, id string, d time.Duration, fn func(ctx context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	start := time.Now()
+	var hung atomic.Bool
+	slow := time.AfterFunc(c.slow, func() {
+		hung.Store(true)
+		c.log.Warn("the container runtime has not answered", zap.String("op", op), zap.String("id", id),
+			zap.Duration("waited", time.Since(start)), zap.Duration("timeout", d))
+	})
 	err := newError(op, id, fn(ctx))
-	if err != nil {
+	took := time.Since(start)
+	slow.Stop()
+	if c.obs != nil {
+		c.obs.CallDone(op, took, err)
+	}
+	switch {
+	case hung.Load():
+		c.log.Warn("the container runtime answered after hanging", zap.String("op", op), zap.String("id", id),
+			zap.Duration("took", took), zap.Error(err))
+	case err != nil:
 		c.log.Debug("cri call failed", zap.String("op", op), zap.String("id", id),
 			zap.Stringer("kind", KindOf(err)), zap.Error(err))
 	}

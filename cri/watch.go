@@ -42,6 +42,9 @@ type WatchOptions struct {
 	// as already reported, so the first listing reports only what changed since, and asks no
 	// status of objects they show in the same state.
 	Initial map[string]*PodView
+	// Relisted is called on Run's goroutine after each full relist, failed or not, with
+	// when it started (Clock's time) and how long it took; nil: nobody. It must not block.
+	Relisted func(started time.Time, took time.Duration)
 }
 
 // Watcher reports changes of actorlet's pods in the runtime as PodViews.
@@ -215,6 +218,11 @@ func (w *Watcher) streamFailed(err error, delivered bool, backoff *time.Duration
 	}
 	wait := *backoff
 	*backoff = min(2*wait, eventsBackoffMax)
+	if KindOf(err) == Canceled {
+		// Our own doing (shutting down, the connection closed): no failure.
+		w.log.Debug("runtime event stream closed", zap.Error(err))
+		return now.Add(wait)
+	}
 	w.log.Warn("runtime event stream failed; relisting", zap.Error(err), zap.Duration("retry", wait))
 	return now.Add(wait)
 }
@@ -223,7 +231,11 @@ func (w *Watcher) streamFailed(err error, delivered bool, backoff *time.Duration
 // listing failed.
 func (w *Watcher) relist(ctx context.Context, st *watchState) bool {
 	listedAt := time.Now()
+	started := w.clock.Now()
 	pods, err := w.c.listPods(ctx, "", newStatusCache(st.last))
+	if w.opts.Relisted != nil {
+		w.opts.Relisted(started, w.clock.Since(started))
+	}
 	if !w.listed(ctx, st, err) {
 		return false
 	}

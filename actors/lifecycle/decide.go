@@ -403,7 +403,8 @@ func (d *decider) result(res *pb.EffectResult) {
 		}
 		if r.PulledAttempt != attempt {
 			d.emit(&pb.Event{Kind: &pb.Event_ImagePulled{ImagePulled: &pb.ImagePulled{
-				Container: name, Image: spec.Image, ImageRef: res.ImageRef, Attempt: attempt}}})
+				Container: name, Image: spec.Image, ImageRef: res.ImageRef, Attempt: attempt,
+				PullNanos: res.PullNanos, ImageSize: res.ImageSize}}})
 		}
 	case "create":
 		name, attempt, ok := nameAttempt(rest)

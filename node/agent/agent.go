@@ -27,8 +27,10 @@ import (
 	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletapi"
+	"github.com/actorlet/actorlet/node/kubeletmetrics"
 	"github.com/actorlet/actorlet/node/logrotate"
 	"github.com/actorlet/actorlet/node/nodeactor"
+	"github.com/actorlet/actorlet/node/podevents"
 	"github.com/actorlet/actorlet/node/podstatus"
 	"github.com/actorlet/actorlet/node/probe"
 	"github.com/actorlet/actorlet/node/staticpod"
@@ -70,6 +72,9 @@ type Config struct {
 	MemoryCapacity int64
 	// Registerer gets the pod and journal metrics (nil: not registered).
 	Registerer prometheus.Registerer
+	// Metrics are the kubelet's metric families, made by the caller when it
+	// gave Runtime their Observer (nil: made here on Registerer).
+	Metrics *kubeletmetrics.Metrics
 	// ActorOptions configure the actor system (logging).
 	ActorOptions []actor.ConfigOption
 	// RemovedRetention is how long the journal keeps a removed pod's final
@@ -179,7 +184,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if q := j.Quarantined(); q != nil {
 		log.Error("THE JOURNAL WAS CORRUPT AND HAS BEEN QUARANTINED; starting from the runtime and the pod sources", zap.Error(q))
 	}
-	a := &Agent{cfg: cfg, log: log, journal: j, sources: newSourceForwarder(), fatal: make(chan error, 1)}
+	a := &Agent{cfg: cfg, log: log, journal: j, sources: newSourceForwarder(log.Named("sources")), fatal: make(chan error, 1)}
 	reg := cfg.Registerer
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -194,6 +199,13 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if err != nil {
 		j.Close()
 		return nil, err
+	}
+	km := cfg.Metrics
+	if km == nil {
+		if km, err = kubeletmetrics.New(reg); err != nil {
+			j.Close()
+			return nil, err
+		}
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
@@ -242,16 +254,18 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	// Probes and hooks run through the runtime (exec) or straight to the
 	// pod's IP (httpGet, tcpSocket, grpc).
-	prober := probe.ForActors{Runner: &probe.Runner{Exec: cfg.Runtime}}
+	runner := &probe.Runner{Exec: cfg.Runtime}
+	prober := probe.ForActors{Runner: runner, Prober: kubeletmetrics.CountedProber{Prober: runner, Metrics: km}}
 	deps := actors.Deps{
 		Probers: prober, Hooks: prober, Volumes: vols,
 		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
-		Events: cfg.Events, Rebuilt: rebuilt, AppendHealth: a.journalHealth, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
+		Events: actors.EventSinks{cfg.Events, km, podevents.NewLog(log.Named("pod"))}, Rebuilt: rebuilt, AppendHealth: a.journalHealth, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
 		PodConfig: podspec.Options{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
 			MemoryCapacity: cfg.MemoryCapacity, CgroupsPerQOS: cfg.CgroupsPerQOS, CgroupRoot: cfg.CgroupRoot},
-		Fatal: func(err error) bool { return errors.Is(err, journal.ErrClosed) },
+		Worker: km,
+		Fatal:  func(err error) bool { return errors.Is(err, journal.ErrClosed) },
 		OnFatal: func(err error) {
 			select {
 			case a.fatal <- err:
@@ -287,6 +301,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		if gc != nil {
 			opts = append(opts, eviction.WithReclaimer(imageReclaimer{gc: gc}))
 		}
+		opts = append(opts, eviction.WithOnEvicted(km.Evicted))
 		if a.eviction, err = eviction.New(*cfg.Eviction, a.stats, a.evictionPods, a.evict, opts...); err != nil {
 			return fail(fmt.Errorf("eviction: %w", err))
 		}
@@ -372,7 +387,8 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}()
 	go func() {
 		defer a.wg.Done()
-		w := cri.NewWatcher(cfg.Runtime, cri.WatchOptions{RelistPeriod: cfg.RelistPeriod, Logger: log.Named("watch"), Initial: views})
+		w := cri.NewWatcher(cfg.Runtime, cri.WatchOptions{RelistPeriod: cfg.RelistPeriod, Logger: log.Named("watch"), Initial: views,
+			Relisted: km.Relisted})
 		w.Run(runCtx, func(v *cri.PodView) { a.system.Root.Send(a.sup, actors.Observed(v.UID, v)) })
 	}()
 	return a, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/actors"
@@ -18,10 +19,11 @@ type sourceForwarder struct {
 	mu     sync.Mutex
 	latest map[string]*actors.SourceSnapshot
 	wake   chan struct{}
+	log    *sourceLog
 }
 
-func newSourceForwarder() *sourceForwarder {
-	return &sourceForwarder{latest: map[string]*actors.SourceSnapshot{}, wake: make(chan struct{}, 1)}
+func newSourceForwarder(log *zap.Logger) *sourceForwarder {
+	return &sourceForwarder{latest: map[string]*actors.SourceSnapshot{}, wake: make(chan struct{}, 1), log: newSourceLog(log)}
 }
 
 // PodSource is a source of desired pods besides the static directory (the
@@ -51,6 +53,7 @@ func (f *sourceForwarder) start(ctx context.Context, wg *sync.WaitGroup, src Pod
 }
 
 func (f *sourceForwarder) put(snap *actors.SourceSnapshot) {
+	f.log.observe(snap)
 	f.mu.Lock()
 	f.latest[snap.Source] = snap
 	f.mu.Unlock()
@@ -73,6 +76,7 @@ func (f *sourceForwarder) run(ctx context.Context, wg *sync.WaitGroup, name stri
 			snap := actors.SourceSnapshot{Source: name, Pods: s.Pods}
 			if !sent {
 				sent = true
+				f.log.observe(&snap)
 				first <- snap
 				return
 			}

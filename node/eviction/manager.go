@@ -46,6 +46,7 @@ type Manager struct {
 	clock     clock.WithTicker
 	period    time.Duration
 	onChange  func([]corev1.NodeCondition, []corev1.Taint)
+	onEvicted func(Signal)
 	log       *zap.Logger
 
 	pass sync.Mutex // serialises passes; guards state
@@ -77,6 +78,10 @@ func WithPeriod(d time.Duration) Option {
 // WithReclaimer sets the node-level reclaimer (default: none, so disk
 // pressure evicts pods at once).
 func WithReclaimer(r Reclaimer) Option { return func(m *Manager) { m.reclaimer = r } }
+
+// WithOnEvicted sets a function called with the signal of each pod evicted
+// (kubelet_evictions). It must not block.
+func WithOnEvicted(f func(Signal)) Option { return func(m *Manager) { m.onEvicted = f } }
 
 // WithOnChange sets a function called with the new conditions and taints
 // after a pass that changed them. It must not block.
@@ -192,6 +197,9 @@ func (m *Manager) Synchronize(ctx context.Context) (Pass, error) {
 		}
 		log.Info("evicted pod", zap.String("pod", e.Pod.Namespace+"/"+e.Pod.Name),
 			zap.Duration("grace", e.GracePeriod), zap.String("message", e.Message))
+		if m.onEvicted != nil {
+			m.onEvicted(e.Signal)
+		}
 		p.Evicted = &e
 		break
 	}

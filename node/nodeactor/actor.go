@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 )
 
@@ -45,6 +46,9 @@ type Config struct {
 	CallTimeout time.Duration
 	Clock       clock.WithDelayedExecution
 	Logger      *zap.Logger
+	// Events records the kubelet's node events (Starting, NodeReady,
+	// NodeNotReady) on the Node; nil: none.
+	Events record.EventRecorder
 }
 
 func (c *Config) defaults() {
@@ -93,6 +97,7 @@ type nodeActor struct {
 	last       *corev1.NodeStatus
 	lastReport time.Time
 	lease      *actor.PID
+	started    bool // the Starting event was recorded
 }
 
 func (a *nodeActor) Receive(ctx actor.Context) {
@@ -109,6 +114,10 @@ func (a *nodeActor) Receive(ctx actor.Context) {
 // or the report is due.
 func (a *nodeActor) sync(ctx actor.Context) {
 	log := a.cfg.Logger
+	if !a.started {
+		a.started = true
+		a.event("Starting", "Starting kubelet.")
+	}
 	if a.node == nil {
 		node, err := a.register()
 		if err != nil {
@@ -156,8 +165,23 @@ func (a *nodeActor) sync(ctx actor.Context) {
 	}
 	if r := Ready(&st); a.last == nil || Ready(a.last).Status != r.Status {
 		log.Info("node status", zap.String("ready", string(r.Status)), zap.String("reason", r.Reason))
+		reason := "NodeNotReady"
+		if r.Status == corev1.ConditionTrue {
+			reason = "NodeReady"
+		}
+		a.event(reason, fmt.Sprintf("Node %s status is now: %s", a.cfg.NodeName, reason))
 	}
 	a.last, a.lastReport = &st, now
+}
+
+// event records a Normal event on the Node, referenced as the kubelet
+// references it (UID: the node's name).
+func (a *nodeActor) event(reason, msg string) {
+	if a.cfg.Events == nil {
+		return
+	}
+	ref := &corev1.ObjectReference{Kind: "Node", Name: a.cfg.NodeName, UID: types.UID(a.cfg.NodeName)}
+	a.cfg.Events.Event(ref, corev1.EventTypeNormal, reason, msg)
 }
 
 // check reads the Node, to notice its deletion.

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -20,10 +21,15 @@ import (
 // runtime health, and stops it at the end of the test.
 func runNode(t *testing.T, client kubernetes.Interface, clk *clocktesting.FakeClock, down *atomic.Bool) {
 	t.Helper()
+	runNodeEvents(t, client, clk, down, nil)
+}
+
+func runNodeEvents(t *testing.T, client kubernetes.Interface, clk *clocktesting.FakeClock, down *atomic.Bool, rec record.EventRecorder) {
+	t.Helper()
 	system := actor.NewActorSystem()
 	t.Cleanup(system.Shutdown)
 	system.Root.Spawn(Props(Config{
-		NodeName: "node-1", Client: client, Clock: clk, Logger: zaptest.NewLogger(t),
+		NodeName: "node-1", Client: client, Clock: clk, Logger: zaptest.NewLogger(t), Events: rec,
 		Labels: map[string]string{"tier": "test"},
 		Taints: []corev1.Taint{{Key: "dedicated", Value: "test", Effect: corev1.TaintEffectNoSchedule}},
 		Health: func(context.Context) RuntimeHealth {
@@ -81,7 +87,8 @@ func TestNodeRegistersReportsAndRenews(t *testing.T) {
 	client := fake.NewClientset()
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	var down atomic.Bool
-	runNode(t, client, clk, &down)
+	rec := record.NewFakeRecorder(100)
+	runNodeEvents(t, client, clk, &down, rec)
 	ctx := context.Background()
 	get := nodeGetter(client)
 	eventually(t, "node-1 registered and Ready", func() bool { return readyOf(get()) == corev1.ConditionTrue })
@@ -106,6 +113,18 @@ func TestNodeRegistersReportsAndRenews(t *testing.T) {
 
 	down.Store(false)
 	eventually(t, "Ready again", step(func() bool { return readyOf(get()) == corev1.ConditionTrue }))
+	// The kubelet's node events, in order.
+	for _, want := range []string{"Normal Starting Starting kubelet.", "Normal NodeReady Node node-1 status is now: NodeReady",
+		"Normal NodeNotReady Node node-1 status is now: NodeNotReady", "Normal NodeReady Node node-1 status is now: NodeReady"} {
+		select {
+		case got := <-rec.Events:
+			if got != want {
+				t.Fatalf("event %q, want %q", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no event %q", want)
+		}
+	}
 
 	// Deleted while nothing changes: noticed at the next period anyway.
 	if err := client.CoreV1().Nodes().Delete(ctx, "node-1", metav1.DeleteOptions{}); err != nil {

@@ -12,6 +12,7 @@ package podevents
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -36,10 +37,22 @@ const (
 	FailedPostStartHook    = "FailedPostStartHook"
 	FailedPreStopHook      = "FailedPreStopHook"
 	FailedMount            = "FailedMount"
+	ErrImageNeverPull      = "ErrImageNeverPull"
+	Evicted                = "Evicted"
 )
 
-// Recorder records pod events through a client-go EventRecorder. It
-// implements actors.EventSink.
+// Container waiting reasons that name an event's "Error: ..." message.
+const (
+	ReasonErrImagePull     = "ErrImagePull"
+	ReasonImagePullBackOff = "ImagePullBackOff"
+	ReasonCrashLoopBackOff = "CrashLoopBackOff"
+)
+
+// Recorder records pod events through a client-go EventRecorder (whose
+// EventCorrelator aggregates similar events and rate-limits each source
+// and object, as for the kubelet). It implements actors.EventSink. Events
+// about one container carry its field path (spec.containers{name}), as the
+// kubelet's do.
 type Recorder struct {
 	rec record.EventRecorder
 }
@@ -49,14 +62,21 @@ var _ actors.EventSink = Recorder{}
 // New returns a Recorder writing through rec.
 func New(rec record.EventRecorder) Recorder { return Recorder{rec: rec} }
 
+// Event is one API event: its type, reason, message, and the container it
+// is about ("" for the pod).
+type Event struct {
+	Type, Reason, Message string
+	Container             string
+}
+
 // Recorded implements actors.EventSink.
 func (r Recorder) Recorded(pod *corev1.Pod, events []*pb.Envelope) {
 	if pod == nil {
 		return
 	}
 	for _, env := range events {
-		if kind, reason, msg := Translate(env.GetEvent()); reason != "" {
-			r.rec.Event(pod, kind, reason, msg)
+		for _, e := range Translate(pod, env.GetEvent()) {
+			r.emit(pod, e)
 		}
 	}
 }
@@ -68,58 +88,137 @@ func (r Recorder) Acting(pod *corev1.Pod, effect lifecycle.Effect) {
 	}
 	switch e := effect.(type) {
 	case lifecycle.PullImage:
-		r.rec.Eventf(pod, corev1.EventTypeNormal, Pulling, "Pulling image %q", e.Image)
+		r.emit(pod, Event{corev1.EventTypeNormal, Pulling, fmt.Sprintf("Pulling image %q", e.Image), e.Container})
 	case lifecycle.StopContainer:
-		r.rec.Eventf(pod, corev1.EventTypeNormal, Killing, "Stopping container %s", e.Name)
+		r.emit(pod, Event{corev1.EventTypeNormal, Killing, "Stopping container " + e.Name, e.Name})
 	}
 }
 
-// Translate maps a journal event to an API event's type, reason and
-// message; reason "" means the kubelet records nothing for it.
-func Translate(ev *pb.Event) (kind, reason, message string) {
+var _ actors.RetrySink = Recorder{}
+
+// Retrying implements actors.RetrySink: the kubelet's event for the
+// failure, which client-go's correlator aggregates over the retries.
+func (r Recorder) Retrying(pod *corev1.Pod, effect lifecycle.Effect, err error) {
+	if e, ok := RetryEvent(effect, err); ok && pod != nil {
+		r.emit(pod, e)
+	}
+}
+
+// RetryEvent is the kubelet's event for an effect failing with err.
+func RetryEvent(effect lifecycle.Effect, err error) (Event, bool) {
+	switch e := effect.(type) {
+	case lifecycle.RunSandbox:
+		return Event{corev1.EventTypeWarning, FailedCreatePodSandBox, "Failed to create pod sandbox: " + err.Error(), ""}, true
+	case lifecycle.PullImage:
+		return Event{corev1.EventTypeWarning, Failed, fmt.Sprintf("Failed to pull image %q: %s", e.Image, err), e.Container}, true
+	case lifecycle.CreateContainer:
+		return Event{corev1.EventTypeWarning, Failed, "Error: " + err.Error(), e.Name}, true
+	case lifecycle.StartContainer:
+		return Event{corev1.EventTypeWarning, Failed, "Error: " + err.Error(), e.Name}, true
+	}
+	return Event{}, false
+}
+
+func (r Recorder) emit(pod *corev1.Pod, e Event) {
+	if e.Container == "" {
+		r.rec.Event(pod, e.Type, e.Reason, e.Message)
+		return
+	}
+	r.rec.Event(containerRef(pod, e.Container), e.Type, e.Reason, e.Message)
+}
+
+// containerRef is the kubelet's reference to a container of pod:
+// the pod's, with the container's field path.
+func containerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
+	path := fmt.Sprintf("spec.containers{%s}", name)
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			path = fmt.Sprintf("spec.initContainers{%s}", name)
+		}
+	}
+	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name,
+		UID: pod.UID, ResourceVersion: pod.ResourceVersion, FieldPath: path}
+}
+
+// Translate maps a journal event to the API events the kubelet records for
+// it (none, one, or two: a failure's own event and its "Error: REASON").
+// pod is the pod as accepted.
+func Translate(pod *corev1.Pod, ev *pb.Event) []Event {
+	normal := func(reason, msg, container string) []Event {
+		return []Event{{corev1.EventTypeNormal, reason, msg, container}}
+	}
+	warning := func(reason, msg, container string) []Event {
+		return []Event{{corev1.EventTypeWarning, reason, msg, container}}
+	}
 	switch e := ev.GetKind().(type) {
 	case *pb.Event_PodRejected:
-		return corev1.EventTypeWarning, e.PodRejected.Reason, e.PodRejected.Message
+		return warning(e.PodRejected.Reason, e.PodRejected.Message, "")
 	case *pb.Event_ImagePulled:
-		return corev1.EventTypeNormal, Pulled, fmt.Sprintf("Container image %q present as %s", e.ImagePulled.Image, e.ImagePulled.ImageRef)
+		p := e.ImagePulled
+		if p.PullNanos == 0 {
+			return normal(Pulled, fmt.Sprintf("Container image %q already present on machine", p.Image), p.Container)
+		}
+		d := time.Duration(p.PullNanos)
+		return normal(Pulled, fmt.Sprintf("Successfully pulled image %q in %s (%s including waiting). Image size: %d bytes.",
+			p.Image, d, d, p.ImageSize), p.Container)
 	case *pb.Event_ImagePullFailed:
-		return corev1.EventTypeWarning, Failed, fmt.Sprintf("Failed to pull image %q: %s: %s", e.ImagePullFailed.Image, e.ImagePullFailed.Reason, e.ImagePullFailed.Message)
+		f := e.ImagePullFailed
+		first := warning(Failed, fmt.Sprintf("Failed to pull image %q: %s", f.Image, f.Message), f.Container)
+		if f.Reason == ErrImageNeverPull {
+			first = warning(ErrImageNeverPull, fmt.Sprintf("Container image %q is not present with pull policy of Never", f.Image), f.Container)
+		}
+		return append(first, warning(Failed, "Error: "+f.Reason, f.Container)...)
 	case *pb.Event_SandboxFailed:
 		if e.SandboxFailed.Reason == FailedMount {
-			return corev1.EventTypeWarning, FailedMount, e.SandboxFailed.Message
+			return warning(FailedMount, e.SandboxFailed.Message, "")
 		}
-		return corev1.EventTypeWarning, FailedCreatePodSandBox, "Failed to create pod sandbox: " + e.SandboxFailed.Message
+		return warning(FailedCreatePodSandBox, "Failed to create pod sandbox: "+e.SandboxFailed.Message, "")
 	case *pb.Event_SandboxLost:
-		return corev1.EventTypeNormal, SandboxChanged, "Pod sandbox changed, it will be killed and re-created."
+		return normal(SandboxChanged, "Pod sandbox changed, it will be killed and re-created.", "")
 	case *pb.Event_ContainerCreated:
 		if !e.ContainerCreated.Recovered {
-			return corev1.EventTypeNormal, Created, "Created container: " + e.ContainerCreated.Name
+			return normal(Created, "Created container: "+e.ContainerCreated.Name, e.ContainerCreated.Name)
 		}
 	case *pb.Event_ContainerFailed:
-		return corev1.EventTypeWarning, Failed, fmt.Sprintf("Error: %s: %s", e.ContainerFailed.Reason, e.ContainerFailed.Message)
+		return warning(Failed, "Error: "+e.ContainerFailed.Message, e.ContainerFailed.Name)
 	case *pb.Event_ContainerStarted:
 		if !e.ContainerStarted.Recovered {
-			return corev1.EventTypeNormal, Started, "Started container " + e.ContainerStarted.Name
+			return normal(Started, "Started container "+e.ContainerStarted.Name, e.ContainerStarted.Name)
 		}
 	case *pb.Event_BackOffStarted:
-		return corev1.EventTypeWarning, BackOff, "Back-off restarting failed container " + e.BackOffStarted.Name
+		b := e.BackOffStarted
+		switch b.Reason {
+		case ReasonCrashLoopBackOff:
+			return warning(BackOff, fmt.Sprintf("Back-off restarting failed container %s in pod %s", b.Name, podName(pod)), b.Name)
+		case ReasonImagePullBackOff:
+			return append(normal(BackOff, b.Message, b.Name), warning(Failed, "Error: "+ReasonImagePullBackOff, b.Name)...)
+		}
 	case *pb.Event_ActiveDeadlineExceeded:
-		return corev1.EventTypeNormal, lifecycle.ReasonDeadlineExceeded, lifecycle.MessageDeadlineExceeded
+		return normal(lifecycle.ReasonDeadlineExceeded, lifecycle.MessageDeadlineExceeded, "")
 	case *pb.Event_PodEvicted:
-		return corev1.EventTypeWarning, e.PodEvicted.Reason, e.PodEvicted.Message
+		return warning(e.PodEvicted.Reason, e.PodEvicted.Message, "")
 	case *pb.Event_ProbeChanged:
 		if p := e.ProbeChanged; !p.Success {
-			return corev1.EventTypeWarning, Unhealthy, fmt.Sprintf("%s probe failed: %s", probeName(p.Kind), p.Message)
+			return warning(Unhealthy, fmt.Sprintf("%s probe failed: %s", probeName(p.Kind), p.Message), p.Name)
 		}
 	case *pb.Event_HookFailed:
+		// As the kubelet: the hook's output stays out of the event (it may
+		// hold secrets); the node's log has it.
 		h := e.HookFailed
-		reason := FailedPostStartHook
 		if h.Hook == lifecycle.HookPreStop {
-			reason = FailedPreStopHook
+			return warning(FailedPreStopHook, "PreStopHook failed", h.Name)
 		}
-		return corev1.EventTypeWarning, reason, fmt.Sprintf("%s hook for container %s failed: %s", h.Hook, h.Name, h.Message)
+		return warning(FailedPostStartHook, "PostStartHook failed", h.Name)
 	}
-	return "", "", ""
+	return nil
+}
+
+// podName is the kubelet's format.Pod: name_namespace(uid).
+func podName(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
 }
 
 // probeName is the kubelet's name of a probe kind in events.

@@ -16,6 +16,8 @@ import (
 // actors.Hooks.
 type ForActors struct {
 	Runner *Runner
+	// Prober runs the probes (nil: Runner); hooks always go to Runner.
+	Prober Prober
 	// Clock schedules the probe workers (nil: the real clock).
 	Clock clock.Clock
 }
@@ -29,7 +31,11 @@ var (
 // run an exec probe) are not reported: they change nothing, as in the
 // kubelet.
 func (f ForActors) ForPod(pod *corev1.Pod, report func(*pb.ProbeResult)) actors.PodProber {
-	m := NewManager(pod, f.Runner, f.Clock, func(r Report) {
+	var p Prober = f.Runner
+	if f.Prober != nil {
+		p = f.Prober
+	}
+	m := NewManager(pod, p, f.Clock, func(r Report) {
 		if r.Result == Unknown {
 			return
 		}

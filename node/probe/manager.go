@@ -127,6 +127,7 @@ func wantedProbes(c Running) map[Kind]*corev1.Probe {
 func (m *Manager) start(ctx context.Context, kind Kind, p *corev1.Probe, t Target, startedAt time.Time) *workerRun {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w := &workerRun{id: t.ContainerID, cancel: cancel}
+	t.Kind = kind
 	wk := &Worker{Kind: kind, Probe: p, Target: t, Prober: m.prober, Report: m.report, Clock: m.clock, StartedAt: startedAt}
 	m.wg.Add(1)
 	go func() {

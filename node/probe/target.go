@@ -18,6 +18,9 @@ type Target struct {
 	// hostNetwork pod is probed on 127.0.0.1; any other pod fails its
 	// network probes.
 	PodIP string
+	// Kind is the probe's kind, set by the Manager for its workers (a
+	// Prober may count by it); Startup, the zero value, for hooks.
+	Kind Kind
 }
 
 // loopbackHost is where a hostNetwork pod without a known IP is probed.

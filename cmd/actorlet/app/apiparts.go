@@ -28,6 +28,7 @@ type apiParts struct {
 	source    agent.PodSource
 	writer    *statuswriter.Writer
 	events    actors.EventSink
+	recorder  record.EventRecorder
 	admission actors.Admitter
 	envSource podspec.EnvSource
 	tokens    *podrefs.Tokens
@@ -59,7 +60,7 @@ func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocata
 	}()
 	return &apiParts{
 		source: agent.PodSource{Name: apisource.SourceName, Run: src.Run},
-		writer: w, events: podevents.New(rec),
+		writer: w, events: podevents.New(rec), recorder: rec,
 		admission: admit.Resources{Allocatable: allocatable},
 		envSource: podrefs.New(kube),
 		tokens:    podrefs.NewTokens(kube),

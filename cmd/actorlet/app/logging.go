@@ -1,10 +1,12 @@
 package app
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/go-logr/zapr"
@@ -74,7 +76,7 @@ func (o *logOptions) build() (*zap.Logger, error) {
 	cfg.Sampling = nil
 	cfg.EncoderConfig.TimeKey = "ts"
 	cfg.EncoderConfig.EncodeTime = zapcore.RFC3339NanoTimeEncoder
-	return cfg.Build()
+	return cfg.Build(zap.WrapCore(newUniqueKeys))
 }
 
 // logger builds the node's logger and sends the libraries' klog output
@@ -112,9 +114,40 @@ func apiLimits(cfg *rest.Config, kc *kubeletconfigv1beta1.KubeletConfiguration) 
 	cfg.UserAgent = "actorlet/" + Version
 }
 
-// actorLogging routes protoactor's slog output into the zap core.
-func actorLogging(log *zap.Logger) actor.ConfigOption {
-	return actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(zapslog.NewHandler(log.Named("protoactor").Core()))
-	})
+// actorLogging routes protoactor's slog output into the zap core. After
+// stopping is called, its dead letters (messages to actors already gone,
+// expected while the node shuts down) are logged at debug level.
+func actorLogging(log *zap.Logger) (opt actor.ConfigOption, stopping func()) {
+	h := &shutdownHandler{Handler: zapslog.NewHandler(log.Named("protoactor").Core()), stopping: &atomic.Bool{}}
+	return actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(h) }),
+		func() { h.stopping.Store(true) }
+}
+
+// shutdownHandler demotes protoactor's "[DeadLetter]" records to debug
+// once stopping is set.
+type shutdownHandler struct {
+	slog.Handler
+	stopping *atomic.Bool
+}
+
+func (h *shutdownHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.Handler.Enabled(ctx, l) || (h.stopping.Load() && h.Handler.Enabled(ctx, slog.LevelDebug))
+}
+
+func (h *shutdownHandler) Handle(ctx context.Context, r slog.Record) error {
+	if h.stopping.Load() && r.Message == "[DeadLetter]" && r.Level > slog.LevelDebug {
+		r.Level = slog.LevelDebug
+	}
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *shutdownHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &shutdownHandler{Handler: h.Handler.WithAttrs(attrs), stopping: h.stopping}
+}
+
+func (h *shutdownHandler) WithGroup(name string) slog.Handler {
+	return &shutdownHandler{Handler: h.Handler.WithGroup(name), stopping: h.stopping}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/actorlet/actorlet/node/certs"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletapi"
+	"github.com/actorlet/actorlet/node/kubeletmetrics"
 	"github.com/actorlet/actorlet/node/nodeactor"
 )
 
@@ -43,8 +44,14 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		return err
 	}
 	kc := nc.kc
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	km, err := kubeletmetrics.New(reg)
+	if err != nil {
+		return err
+	}
 	client, closeRuntime, err := connectRuntime(ctx, kc.ContainerRuntimeEndpoint, kc.ImageServiceEndpoint, kc.RuntimeRequestTimeout.Duration,
-		sim.Options{PodCIDR: nc.own.simPodCIDR, HostIP: nc.nodeIPs[0].String(), Latency: latency}, log.Named("cri"))
+		sim.Options{PodCIDR: nc.own.simPodCIDR, HostIP: nc.nodeIPs[0].String(), Latency: latency}, km, log.Named("cri"))
 	if err != nil {
 		return err
 	}
@@ -110,11 +117,13 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		cfg.NodeName, cfg.Client, cfg.Labels, cfg.Taints = nc.nodeName, kube, nc.node.NodeLabels, kc.RegisterWithTaints
 		cfg.Machine = mach
 		cfg.Health, cfg.Logger = runtimeHealth(client), log.Named("node")
+		if api != nil {
+			cfg.Events = api.recorder
+		}
 		nodeCfg = &cfg
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	actorLog, actorsStopping := actorLogging(log)
 	lc := lifecycle.DefaultConfig()
 	lc.BackoffInitial, lc.BackoffMax = nc.own.backoffInitial, maxRestartPeriod(kc)
 	lc.KeepDeadContainers = int(nc.node.MaxPerPodContainerCount)
@@ -122,8 +131,8 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		NodeName: nc.nodeName, RootDir: nc.node.RootDirectory, Runtime: client, RuntimeName: ver.RuntimeName,
 		ManifestDir: kc.StaticPodPath, FileCheckFrequency: kc.FileCheckFrequency.Duration, PodLogsDir: kc.PodLogsDir,
 		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain, ResolvConf: *kc.ResolverConfig,
-		Lifecycle: lc, RelistPeriod: nc.own.relistPeriod, Logger: log, Registerer: reg, HostIP: nc.nodeIPs[0].String(),
-		ActorOptions: []actor.ConfigOption{actorLogging(log)}, NodeActor: nodeCfg, Allocatable: mach.Allocatable,
+		Lifecycle: lc, RelistPeriod: nc.own.relistPeriod, Logger: log, Registerer: reg, Metrics: km, HostIP: nc.nodeIPs[0].String(),
+		ActorOptions: []actor.ConfigOption{actorLog}, NodeActor: nodeCfg, Allocatable: mach.Allocatable,
 		MemoryCapacity: mach.Capacity.Memory().Value(), VolumeRefreshPeriod: kc.SyncFrequency.Duration,
 		CgroupsPerQOS: *kc.CgroupsPerQOS, CgroupRoot: cgroupRoot(kc),
 	}
@@ -191,6 +200,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		log.Error("the node cannot go on", zap.Error(fatal))
 	}
 	log.Info("shutting down; pods keep running")
+	actorsStopping()
 	stopCtx, cancel := context.WithTimeout(context.Background(), nc.own.shutdownGracePeriod)
 	defer cancel()
 	_ = servers.shutdown(stopCtx)

@@ -16,8 +16,9 @@ import (
 const SimEndpoint = "sim://"
 
 // connectRuntime connects to the CRI runtime at endpoint, or starts the
-// in-process simulated runtime for sim://. close releases it.
-func connectRuntime(ctx context.Context, endpoint, imageEndpoint string, timeout time.Duration, simOpts sim.Options, log *zap.Logger) (client *cri.Client, close func(), err error) {
+// in-process simulated runtime for sim://. close releases it. obs (may be
+// nil) is told of every call.
+func connectRuntime(ctx context.Context, endpoint, imageEndpoint string, timeout time.Duration, simOpts sim.Options, obs cri.Observer, log *zap.Logger) (client *cri.Client, close func(), err error) {
 	if strings.HasPrefix(endpoint, "sim:") {
 		if endpoint != SimEndpoint {
 			return nil, nil, fmt.Errorf("--container-runtime-endpoint %q: the simulated runtime is %q", endpoint, SimEndpoint)
@@ -32,10 +33,10 @@ func connectRuntime(ctx context.Context, endpoint, imageEndpoint string, timeout
 			rt.Close()
 			return nil, nil, err
 		}
-		client = cri.NewFromConn(conn, conn, cri.Options{Timeout: timeout, Logger: log})
+		client = cri.NewFromConn(conn, conn, cri.Options{Timeout: timeout, Logger: log, Observer: obs})
 		return client, func() { client.Close(); stop(); rt.Close() }, nil
 	}
-	client, err = cri.Dial(ctx, endpoint, imageEndpoint, cri.Options{Timeout: timeout, Logger: log})
+	client, err = cri.Dial(ctx, endpoint, imageEndpoint, cri.Options{Timeout: timeout, Logger: log, Observer: obs})
 	if err != nil {
 		return nil, nil, err
 	}

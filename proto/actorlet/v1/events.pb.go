@@ -940,11 +940,15 @@ func (x *PodRejected) GetPodJson() []byte {
 }
 
 type ImagePulled struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Container     string                 `protobuf:"bytes,1,opt,name=container,proto3" json:"container,omitempty"`
-	Image         string                 `protobuf:"bytes,2,opt,name=image,proto3" json:"image,omitempty"`
-	ImageRef      string                 `protobuf:"bytes,3,opt,name=image_ref,json=imageRef,proto3" json:"image_ref,omitempty"`
-	Attempt       uint32                 `protobuf:"varint,4,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Container string                 `protobuf:"bytes,1,opt,name=container,proto3" json:"container,omitempty"`
+	Image     string                 `protobuf:"bytes,2,opt,name=image,proto3" json:"image,omitempty"`
+	ImageRef  string                 `protobuf:"bytes,3,opt,name=image_ref,json=imageRef,proto3" json:"image_ref,omitempty"`
+	Attempt   uint32                 `protobuf:"varint,4,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// How long the pull took; 0: the image was already present.
+	PullNanos int64 `protobuf:"varint,5,opt,name=pull_nanos,json=pullNanos,proto3" json:"pull_nanos,omitempty"`
+	// The image's size in bytes; 0: unknown.
+	ImageSize     uint64 `protobuf:"varint,6,opt,name=image_size,json=imageSize,proto3" json:"image_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1003,6 +1007,20 @@ func (x *ImagePulled) GetImageRef() string {
 func (x *ImagePulled) GetAttempt() uint32 {
 	if x != nil {
 		return x.Attempt
+	}
+	return 0
+}
+
+func (x *ImagePulled) GetPullNanos() int64 {
+	if x != nil {
+		return x.PullNanos
+	}
+	return 0
+}
+
+func (x *ImagePulled) GetImageSize() uint64 {
+	if x != nil {
+		return x.ImageSize
 	}
 	return 0
 }
@@ -3228,12 +3246,16 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\vPodRejected\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x19\n" +
-	"\bpod_json\x18\x03 \x01(\fR\apodJson\"x\n" +
+	"\bpod_json\x18\x03 \x01(\fR\apodJson\"\xb6\x01\n" +
 	"\vImagePulled\x12\x1c\n" +
 	"\tcontainer\x18\x01 \x01(\tR\tcontainer\x12\x14\n" +
 	"\x05image\x18\x02 \x01(\tR\x05image\x12\x1b\n" +
 	"\timage_ref\x18\x03 \x01(\tR\bimageRef\x12\x18\n" +
-	"\aattempt\x18\x04 \x01(\rR\aattempt\"\x91\x01\n" +
+	"\aattempt\x18\x04 \x01(\rR\aattempt\x12\x1d\n" +
+	"\n" +
+	"pull_nanos\x18\x05 \x01(\x03R\tpullNanos\x12\x1d\n" +
+	"\n" +
+	"image_size\x18\x06 \x01(\x04R\timageSize\"\x91\x01\n" +
 	"\x0fImagePullFailed\x12\x1c\n" +
 	"\tcontainer\x18\x01 \x01(\tR\tcontainer\x12\x14\n" +
 	"\x05image\x18\x02 \x01(\tR\x05image\x12\x16\n" +

@@ -554,7 +554,11 @@ type EffectResult struct {
 	ExitReason         string `protobuf:"bytes,14,opt,name=exit_reason,json=exitReason,proto3" json:"exit_reason,omitempty"`
 	// For StartContainer and StopContainer: the PostStart or PreStop hook
 	// failed with this message (the effect itself succeeded).
-	HookError     string `protobuf:"bytes,15,opt,name=hook_error,json=hookError,proto3" json:"hook_error,omitempty"`
+	HookError string `protobuf:"bytes,15,opt,name=hook_error,json=hookError,proto3" json:"hook_error,omitempty"`
+	// For PullImage: how long the pull took (0: the image was present and not
+	// pulled) and the image's size in bytes (0: unknown).
+	PullNanos     int64  `protobuf:"varint,16,opt,name=pull_nanos,json=pullNanos,proto3" json:"pull_nanos,omitempty"`
+	ImageSize     uint64 `protobuf:"varint,17,opt,name=image_size,json=imageSize,proto3" json:"image_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -692,6 +696,20 @@ func (x *EffectResult) GetHookError() string {
 		return x.HookError
 	}
 	return ""
+}
+
+func (x *EffectResult) GetPullNanos() int64 {
+	if x != nil {
+		return x.PullNanos
+	}
+	return 0
+}
+
+func (x *EffectResult) GetImageSize() uint64 {
+	if x != nil {
+		return x.ImageSize
+	}
+	return 0
 }
 
 // ProbeResult: a probe worker's thresholded result changed (sent by the
@@ -876,7 +894,7 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	" \x01(\x03R\x12finishedAtUnixNano\x12\x1b\n" +
 	"\timage_ref\x18\v \x01(\tR\bimageRef\x12#\n" +
 	"\rrestart_count\x18\f \x01(\rR\frestartCount\"\x06\n" +
-	"\x04Tick\"\xbf\x03\n" +
+	"\x04Tick\"\xfd\x03\n" +
 	"\fEffectResult\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x0e\n" +
@@ -896,7 +914,11 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\vexit_reason\x18\x0e \x01(\tR\n" +
 	"exitReason\x12\x1d\n" +
 	"\n" +
-	"hook_error\x18\x0f \x01(\tR\thookError\"\xa4\x01\n" +
+	"hook_error\x18\x0f \x01(\tR\thookError\x12\x1d\n" +
+	"\n" +
+	"pull_nanos\x18\x10 \x01(\x03R\tpullNanos\x12\x1d\n" +
+	"\n" +
+	"image_size\x18\x11 \x01(\x04R\timageSize\"\xa4\x01\n" +
 	"\vProbeResult\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\x12*\n" +

@@ -1,0 +1,76 @@
+package podevents
+
+import (
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// Log writes the same events as the Recorder to the node's log, one line
+// each: Warning events at warn level, Normal ones at info, with the pod's
+// namespace/name and UID, the reason, the container and the message (so an
+// image pull's duration, the runtime's message of a failure). A hook's
+// failure, whose output the API event leaves out, is logged with it. It
+// implements actors.EventSink.
+type Log struct {
+	log *zap.Logger
+}
+
+var _ actors.EventSink = Log{}
+
+// NewLog returns a Log writing to log.
+func NewLog(log *zap.Logger) Log { return Log{log: log} }
+
+// Recorded implements actors.EventSink.
+func (l Log) Recorded(pod *corev1.Pod, events []*pb.Envelope) {
+	if pod == nil {
+		return
+	}
+	for _, env := range events {
+		ev := env.GetEvent()
+		for _, e := range Translate(pod, ev) {
+			fields := l.fields(pod, e)
+			if h := ev.GetHookFailed(); h != nil {
+				fields = append(fields, zap.String("hook", h.Hook), zap.String("output", h.Message))
+			}
+			l.write(e.Type, e.Message, fields)
+		}
+	}
+}
+
+// Acting implements actors.EventSink.
+func (l Log) Acting(pod *corev1.Pod, effect lifecycle.Effect) {
+	if pod == nil {
+		return
+	}
+	var e Event
+	switch eff := effect.(type) {
+	case lifecycle.PullImage:
+		e = Event{corev1.EventTypeNormal, Pulling, "Pulling image " + eff.Image, eff.Container}
+	case lifecycle.StopContainer:
+		e = Event{corev1.EventTypeNormal, Killing, "Stopping container " + eff.Name, eff.Name}
+	default:
+		return
+	}
+	l.write(e.Type, e.Message, l.fields(pod, e))
+}
+
+func (l Log) fields(pod *corev1.Pod, e Event) []zap.Field {
+	fields := []zap.Field{zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("podUID", string(pod.UID)),
+		zap.String("reason", e.Reason)}
+	if e.Container != "" {
+		fields = append(fields, zap.String("container", e.Container))
+	}
+	return fields
+}
+
+func (l Log) write(typ, msg string, fields []zap.Field) {
+	if typ == corev1.EventTypeWarning {
+		l.log.Warn(msg, fields...)
+		return
+	}
+	l.log.Info(msg, fields...)
+}

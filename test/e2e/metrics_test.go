@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// readmeMetrics are the metric families README.md lists between its
+// metrics:begin and metrics:end markers: name -> type.
+func readmeMetrics(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "<!-- metrics:begin -->")
+	table, _, ok2 := strings.Cut(rest, "<!-- metrics:end -->")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no metrics:begin/metrics:end table")
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue
+		}
+		name := strings.Trim(strings.TrimSpace(cells[1]), "`")
+		out[name] = strings.TrimSpace(cells[2])
+	}
+	if len(out) < 10 {
+		t.Fatalf("README.md's metrics table lists %d families: %v", len(out), out)
+	}
+	return out
+}
+
+// TestMetricsREADME runs a node with a pod that pulls its image and has a
+// readiness probe, and checks that /metrics has every family README.md
+// lists, with its type.
+func TestMetricsREADME(t *testing.T) {
+	want := readmeMetrics(t)
+	s := startSim(t, t.TempDir())
+	d := newNodeDirs(t)
+	writeManifest(t, d.manifests, "probed.yaml", podManifest("probed", nil)+
+		"    readinessProbe:\n      exec: {command: [\"true\"]}\n      periodSeconds: 1\n")
+	n := startNode(t, s.endpoint, d)
+	waitFor(t, "probed Running with a probe run", func() (bool, string) {
+		p, ok := n.pods(t)["default/probed-node-1"]
+		if !ok || p.Status.Phase != corev1.PodRunning {
+			return false, "not running"
+		}
+		return strings.Contains(n.get(t, "/metrics"), "prober_probe_total{"), "no probe counted"
+	})
+	metrics := n.get(t, "/metrics")
+	for name, typ := range want {
+		if line := fmt.Sprintf("# TYPE %s %s\n", name, typ); !strings.Contains(metrics, line) {
+			t.Errorf("/metrics lacks %q", strings.TrimSpace(line))
+		}
+	}
+	for _, sample := range []string{
+		`kubelet_runtime_operations_total{operation_type="run_podsandbox"} 1`,
+		`kubelet_started_pods_total 1`,
+		`kubelet_started_containers_total{container_type="container"} 1`,
+		`kubelet_image_pull_duration_seconds_count{image_size_in_bytes="0-10MB"} 1`,
+		`kubelet_evictions{eviction_signal="memory.available"} 0`,
+		`prober_probe_total{container="app",namespace="default",pod="probed-node-1"`,
+	} {
+		if !strings.Contains(metrics, sample) {
+			t.Errorf("/metrics lacks %q", sample)
+		}
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", metrics)
+	}
+}
