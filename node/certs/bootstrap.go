@@ -38,7 +38,7 @@ type BootstrapOptions struct {
 	// Kubeconfig is --kubeconfig, written when bootstrapping;
 	// BootstrapKubeconfig is --bootstrap-kubeconfig; CertDir is --cert-dir.
 	Kubeconfig, BootstrapKubeconfig, CertDir string
-	NodeName                                  string
+	NodeName                                 string
 	// NewClient makes the client of the bootstrap identity; nil means
 	// kubernetes.NewForConfig.
 	NewClient func(*rest.Config) (kubernetes.Interface, error)

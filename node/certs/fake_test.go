@@ -1,15 +1,15 @@
 package certs
 
 import (
-	"encoding/base64"
-	"errors"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"slices"
 	"sync"
@@ -41,8 +41,8 @@ type signer struct {
 	mu         sync.Mutex
 	approve    bool
 	failCreate bool
-	csrs    []certificatesv1.CertificateSigningRequest
-	serial  int64
+	csrs       []certificatesv1.CertificateSigningRequest
+	serial     int64
 }
 
 func newSigner(t *testing.T, now func() time.Time, lifetime time.Duration) *signer {

@@ -22,7 +22,7 @@ func TestClientCertAuthorized(t *testing.T) {
 		ResourceAttributes: &authzv1.ResourceAttributes{
 			Verb: "get", Version: "v1", Resource: "nodes", Subresource: "healthz", Name: testNode,
 		},
-		User:   "apiserver-kubelet-client",
+		User: "apiserver-kubelet-client",
 		// The delegating authenticator adds system:authenticated, as the
 		// kubelet's does.
 		Groups: []string{"system:masters", "system:authenticated"},

@@ -17,11 +17,11 @@ import (
 // use. A Server is started at most once; see the package documentation for
 // its lifecycle.
 type Server struct {
-	opts           Options
-	log            *zap.Logger
-	srv            *http.Server
-	auth           *auth
-	streams        *streamSet
+	opts    Options
+	log     *zap.Logger
+	srv     *http.Server
+	auth    *auth
+	streams *streamSet
 
 	// base is the parent of every request's context; cancelBase ends
 	// followed logs when the server stops. handlers counts the handlers

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	cliflag "k8s.io/component-base/cli/flag"
 	certutil "k8s.io/client-go/util/cert"
+	cliflag "k8s.io/component-base/cli/flag"
 )
 
 // tlsConfig builds the serving TLS configuration: the certificate from

@@ -85,7 +85,7 @@ func TestClusterSignalsEvents(t *testing.T) {
 		got := reasons("Pod", "sig-crash")
 		r, m := waiting("sig-crash")
 		return has(got, "Normal Created", "Normal Started", "Warning BackOff") && r == "CrashLoopBackOff" &&
-			strings.HasPrefix(m, "back-off ") && strings.Contains(m, "restarting failed container=app pod=sig-crash_default("),
+				strings.HasPrefix(m, "back-off ") && strings.Contains(m, "restarting failed container=app pod=sig-crash_default("),
 			fmt.Sprintf("%v waiting=%s %q", got, r, m)
 	})
 	waitFor(t, "the node's events", func() (bool, string) {
