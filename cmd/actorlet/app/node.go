@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -140,6 +141,18 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	acfg.ImageGC, acfg.LogRotation = &gc, &lr
 	acfg.Eviction = nc.eviction
 	acfg.ImageGCOptions = []imagegc.Option{imagegc.WithCapacity(imageFsCapacity)}
+	// One health check for the health port, the read-only port and the
+	// kubelet API: the journal's appends (once the agent runs) and the runtime.
+	var started atomic.Pointer[agent.Agent]
+	healthCheck := func(ctx context.Context) error {
+		if a := started.Load(); a != nil {
+			if err := a.JournalHealth(); err != nil {
+				return err
+			}
+		}
+		_, err := client.Version(ctx)
+		return err
+	}
 	if kube != nil && *kc.EnableServer {
 		certFile, keyFile, servingCerts, err := nc.servingCertificate(kube, log)
 		if err != nil {
@@ -153,11 +166,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 			TokenWebhookDisabled: !*authn.Webhook.Enabled, TokenCacheTTL: authn.Webhook.CacheTTL.Duration,
 			AuthorizeAlways:    authz.Mode == kubeletconfigv1beta1.KubeletAuthorizationModeAlwaysAllow,
 			AuthzAllowCacheTTL: authz.Webhook.CacheAuthorizedTTL.Duration, AuthzDenyCacheTTL: authz.Webhook.CacheUnauthorizedTTL.Duration,
-			DebuggingHandlersDisabled: !*kc.EnableDebuggingHandlers, Metrics: reg,
-			Healthz: func(ctx context.Context) error {
-				_, err := client.Version(ctx)
-				return err
-			},
+			DebuggingHandlersDisabled: !*kc.EnableDebuggingHandlers, Metrics: reg, Healthz: healthCheck,
 		}
 		if servingCerts != nil {
 			opts.ServingCertificate = servingCerts.Current
@@ -174,14 +183,8 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	if err != nil {
 		return err
 	}
-	servers, err := newLocalServers(nc, localProviders{Pods: a.Statuses(), Gatherer: reg, Summary: a.Stats(),
-		Healthz: func(ctx context.Context) error {
-			if err := a.JournalHealth(); err != nil {
-				return err
-			}
-			_, err := client.Version(ctx)
-			return err
-		}}, log.Named("http"))
+	started.Store(a)
+	servers, err := newLocalServers(nc, localProviders{Pods: a.Statuses(), Gatherer: reg, Summary: a.Stats(), Healthz: healthCheck}, log.Named("http"))
 	if err == nil {
 		err = servers.start(ctx)
 	}
