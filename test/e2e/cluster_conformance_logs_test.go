@@ -69,13 +69,7 @@ func TestClusterConformanceFinishedPodLogs(t *testing.T) {
 	ctx := context.Background()
 	d := conformanceNode(t, c, e, nodeName)
 	pods := c.admin.CoreV1().Pods("default")
-	get := func(name string) *corev1.Pod {
-		p, err := pods.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return &corev1.Pod{}
-		}
-		return p
-	}
+	get := podGetter(ctx, pods)
 
 	type job struct {
 		name, msg string

@@ -23,13 +23,7 @@ func TestClusterConformanceSecurityContext(t *testing.T) {
 	ctx := context.Background()
 	conformanceNode(t, c, e, nodeName)
 	pods := c.admin.CoreV1().Pods("default")
-	get := func(name string) *corev1.Pod {
-		p, err := pods.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return &corev1.Pod{}
-		}
-		return p
-	}
+	get := podGetter(ctx, pods)
 	yes, no, user := true, false, int64(1000)
 
 	root := apiPod("nonroot-"+nodeName, nodeName, corev1.Container{Name: "app", Image: e.workload,

@@ -22,13 +22,7 @@ func TestClusterConformanceSpecUpdates(t *testing.T) {
 	ctx := context.Background()
 	conformanceNode(t, c, e, nodeName)
 	pods := c.admin.CoreV1().Pods("default")
-	get := func(name string) *corev1.Pod {
-		p, err := pods.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return &corev1.Pod{}
-		}
-		return p
-	}
+	get := podGetter(ctx, pods)
 	start := func(name string) *corev1.Pod {
 		p := apiPod(name, nodeName, corev1.Container{Name: "app", Image: e.workload, ImagePullPolicy: corev1.PullNever,
 			Args: []string{"-msg", "up"}})

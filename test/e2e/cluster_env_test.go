@@ -42,13 +42,7 @@ func TestClusterEnvFromAPI(t *testing.T) {
 	s := startSim(t, t.TempDir())
 	startNode(t, s.endpoint, newNodeDirs(t), "--kubeconfig", c.nodeKubeconfig(nodeName))
 
-	get := func(name string) *corev1.Pod {
-		p, err := pods.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return &corev1.Pod{}
-		}
-		return p
-	}
+	get := podGetter(ctx, pods)
 	// Exit code 7 from the ConfigMap, after 50ms from the Secret (envFrom).
 	job := apiPod("env-job", nodeName, corev1.Container{Name: "app", Image: "example.com/app:1",
 		Env: []corev1.EnvVar{{Name: "SIM_EXIT_CODE", ValueFrom: &corev1.EnvVarSource{

@@ -50,13 +50,7 @@ func TestClusterFaults(t *testing.T) {
 	args := []string{"--kubeconfig", c.nodeKubeconfig("node-1"), "--node-status-update-frequency", "200ms", "--node-lease-duration-seconds", "4"}
 	n := startNode(t, s.endpoint, d, args...)
 	pods := c.admin.CoreV1().Pods("default")
-	get := func(name string) *corev1.Pod {
-		p, err := pods.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return &corev1.Pod{}
-		}
-		return p
-	}
+	get := podGetter(ctx, pods)
 	for _, name := range []string{"steady", "doomed", "forced"} {
 		if _, err := pods.Create(ctx, apiPod(name, "node-1"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

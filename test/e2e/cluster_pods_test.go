@@ -102,13 +102,7 @@ func TestClusterPods(t *testing.T) {
 	n := startNode(t, s.endpoint, d, "--kubeconfig", c.nodeKubeconfig("node-1"),
 		"--node-status-update-frequency", "200ms")
 	pods := c.admin.CoreV1().Pods("default")
-	get := func(name string) *corev1.Pod {
-		p, err := pods.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return &corev1.Pod{}
-		}
-		return p
-	}
+	get := podGetter(ctx, pods)
 	waitFor(t, "node-1 Ready", func() (bool, string) {
 		node, err := c.admin.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -191,5 +192,17 @@ func (c *clusterEnv) script(t *testing.T, command string) {
 	}
 	if out, err := exec.Command(sh, command).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", sh, command, err, out)
+	}
+}
+
+// podGetter reads a pod of pods by name for waitFor conditions: an empty
+// Pod while it cannot be read.
+func podGetter(ctx context.Context, pods typedcorev1.PodInterface) func(name string) *corev1.Pod {
+	return func(name string) *corev1.Pod {
+		p, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return &corev1.Pod{}
+		}
+		return p
 	}
 }
