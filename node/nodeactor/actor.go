@@ -145,10 +145,19 @@ func (a *nodeActor) sync(ctx actor.Context) {
 	st := Status(a.last, a.cfg.Machine, rt, pressure, now)
 	due := changed(a.last, st) || now.Sub(a.lastReport) >= a.cfg.StatusReportFrequency
 	var err error
-	if due {
+	if !due {
+		// Nothing new to send; is the Node still there, and does it still
+		// say what was sent? (The kubelet reads it every period too.) The
+		// node lifecycle controller sets Ready Unknown when the lease
+		// lapses, say across an API server outage: the status is sent
+		// again then, with the transition times counted from the server's.
+		err = a.check()
+		if err == nil && differs(&a.node.Status, st) {
+			st, due = Status(&a.node.Status, a.cfg.Machine, rt, pressure, now), true
+		}
+	}
+	if due && err == nil {
 		err = a.sendStatus(st)
-	} else {
-		err = a.check() // nothing to send; is the Node still there? (the kubelet reads it every period too)
 	}
 	if apierrors.IsNotFound(err) {
 		log.Warn("the node's Node object is gone: registering again")

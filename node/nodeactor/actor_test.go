@@ -169,3 +169,38 @@ func TestStatusLeavesSpecAndOthersConditions(t *testing.T) {
 		t.Fatalf("conditions %v: NetworkUnavailable was dropped", n.Status.Conditions)
 	}
 }
+
+// The node lifecycle controller sets Ready Unknown when the lease lapses
+// (an API server outage longer than its grace period): the node's next
+// status period writes Ready again, without waiting for the report
+// frequency, with its transition time counted from the Unknown.
+func TestStatusWrittenAgainAfterOthersMarkedItUnknown(t *testing.T) {
+	client := fake.NewClientset()
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	var down atomic.Bool
+	runNode(t, client, clk, &down)
+	ctx := context.Background()
+	get := nodeGetter(client)
+	eventually(t, "node-1 registered and Ready", func() bool { return readyOf(get()) == corev1.ConditionTrue })
+	n := get()
+	markedAt := metav1.NewTime(clk.Now())
+	for i := range n.Status.Conditions {
+		if c := &n.Status.Conditions[i]; c.Type == corev1.NodeReady {
+			c.Status, c.Reason, c.Message = corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status."
+			c.LastTransitionTime = markedAt
+		}
+	}
+	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	step := stepping(clk)
+	eventually(t, "Ready written again", step(func() bool { return readyOf(get()) == corev1.ConditionTrue }))
+	if took := clk.Since(markedAt.Time); took > time.Minute {
+		t.Fatalf("Ready was written again after %v of node time, not within a status period", took)
+	}
+	for _, c := range get().Status.Conditions {
+		if c.Type == corev1.NodeReady && c.LastTransitionTime.Before(&markedAt) {
+			t.Fatalf("Ready's transition time %v is before the Unknown at %v", c.LastTransitionTime, markedAt)
+		}
+	}
+}

@@ -107,6 +107,26 @@ func changed(prev *corev1.NodeStatus, next corev1.NodeStatus) bool {
 		prev.NodeInfo != next.NodeInfo || len(prev.Addresses) != len(next.Addresses)
 }
 
+// differs tells whether the Node's status on the server says other than
+// next in a condition next sets: someone else wrote it since.
+func differs(server *corev1.NodeStatus, next corev1.NodeStatus) bool {
+	for _, n := range next.Conditions {
+		found := false
+		for _, s := range server.Conditions {
+			if s.Type == n.Type {
+				found = true
+				if s.Status != n.Status || s.Reason != n.Reason || s.Message != n.Message {
+					return true
+				}
+			}
+		}
+		if !found {
+			return true
+		}
+	}
+	return false
+}
+
 func equalResources(a, b corev1.ResourceList) bool {
 	if len(a) != len(b) {
 		return false
