@@ -15,8 +15,15 @@ import (
 // LeaseNamespace holds the nodes' Leases.
 const LeaseNamespace = corev1.NamespaceNodeLease
 
+// maxLeaseBackoff caps the wait between failed renewals (the kubelet's lease
+// controller's maxBackoff).
+const maxLeaseBackoff = 7 * time.Second
+
 // leaseActor renews the node's Lease every RenewInterval; a failed renewal is
-// tried again sooner (200 ms, doubling up to the interval), as the kubelet's.
+// tried again sooner (200 ms, doubling up to 7 s or the interval if shorter),
+// as the kubelet's lease controller: after an API server outage the lease is
+// renewed within seconds of its return, well inside the node lifecycle
+// controller's grace period.
 type leaseActor struct {
 	cfg     Config
 	owner   *corev1.Node
@@ -33,7 +40,7 @@ func (a *leaseActor) Receive(ctx actor.Context) {
 	case *actor.Started, leaseTick:
 		next := a.cfg.RenewInterval
 		if err := a.renew(); err != nil {
-			a.backoff = min(max(2*a.backoff, 200*time.Millisecond), a.cfg.RenewInterval)
+			a.backoff = min(max(2*a.backoff, 200*time.Millisecond), maxLeaseBackoff, a.cfg.RenewInterval)
 			next = a.backoff
 			a.cfg.Logger.Warn("cannot renew the node lease", zap.Error(err), zap.Duration("retry", next))
 		} else {
