@@ -282,7 +282,14 @@ func (n *node) get(t *testing.T, path string) string {
 // waitFor polls cond every 20ms until it holds, failing after a minute.
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	waitWithin(t, time.Minute, what, cond)
+}
+
+// waitWithin is waitFor with a deadline of its own, for what depends on
+// back-offs longer than waitFor's minute leaves room for.
+func waitWithin(t *testing.T, within time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	last := ""
