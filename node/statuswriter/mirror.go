@@ -47,6 +47,12 @@ func (w *Writer) syncMirror(ctx context.Context, v view) error {
 	}
 	if mirror == nil {
 		created, err := w.createMirror(ctx, v.pod)
+		if apierrors.IsAlreadyExists(err) {
+			// The cache lags behind the API server (its watch backs off
+			// after an outage, while an earlier create went through):
+			// read the pod itself, and take it if it is this static pod's.
+			created, err = w.existingMirror(ctx, ns, name, hash, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -106,6 +112,20 @@ func (w *Writer) createMirror(ctx context.Context, static *corev1.Pod) (*corev1.
 	}
 	w.log.Info("created mirror pod", zap.String("pod", m.Namespace+"/"+m.Name), zap.String("uid", string(created.UID)))
 	return created, nil
+}
+
+// existingMirror reads the pod ns/name a create found existing: this static
+// pod's mirror (same hash, not being deleted) is returned; anything else
+// returns createErr, to be tried again once the cache shows it.
+func (w *Writer) existingMirror(ctx context.Context, ns, name, hash string, createErr error) (*corev1.Pod, error) {
+	p, err := w.opts.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%w; reading it: %w", createErr, err)
+	}
+	if p.Annotations[annotationMirror] != hash || p.DeletionTimestamp != nil {
+		return nil, createErr
+	}
+	return p, nil
 }
 
 // node is the Node's UID, read once.

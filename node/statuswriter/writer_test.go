@@ -281,3 +281,44 @@ func TestWriterRewritesAStatusSomeoneElseChanged(t *testing.T) {
 		t.Fatalf("%d patches after the controller's write, want 1", got-patches)
 	}
 }
+
+// A mirror pod the API server has but the cache does not show yet (the
+// informer backs off after an outage, while a create went through): the
+// writer takes it and writes its status, instead of failing every round on
+// AlreadyExists until the cache catches up. A pod of the name that is not
+// this static pod's mirror is left alone.
+func TestWriterTakesAMirrorTheCacheLags(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}}
+	existing := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "etcd-node-1", Namespace: "kube-system", UID: "mirror-1",
+		Annotations: map[string]string{"kubernetes.io/config.mirror": "hash-1"}}, Spec: corev1.PodSpec{NodeName: "node-1"}}
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other-node-1", Namespace: "kube-system", UID: "api-1",
+		Annotations: map[string]string{"kubernetes.io/config.mirror": "hash-old"}}, Spec: corev1.PodSpec{NodeName: "node-1"}}
+	f := newFixture(t, node)
+	for _, p := range []*corev1.Pod{existing, other} { // in the API, not in the cache
+		if _, err := f.client.CoreV1().Pods("kube-system").Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	static := func(name, hash string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system", UID: ktypes.UID(hash),
+			Annotations: map[string]string{"kubernetes.io/config.source": "file", "kubernetes.io/config.hash": hash}},
+			Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
+	}
+	f.w.PodStatus(actors.PodUpdate{UID: "hash-1", Pod: static("etcd-node-1", "hash-1"), Status: status(corev1.PodRunning, corev1.ConditionTrue), Seq: 1})
+	f.w.PodStatus(actors.PodUpdate{UID: "hash-2", Pod: static("other-node-1", "hash-2"), Status: status(corev1.PodRunning, corev1.ConditionTrue), Seq: 1})
+	f.run()
+	get := func(name string) *corev1.Pod {
+		p, err := f.client.CoreV1().Pods("kube-system").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	eventually(t, "the existing mirror's status written", func() bool { return get("etcd-node-1").Status.Phase == corev1.PodRunning })
+	if p := get("etcd-node-1"); p.UID != "mirror-1" {
+		t.Fatalf("mirror pod UID %s, want the existing mirror-1", p.UID)
+	}
+	if p := get("other-node-1"); p.Status.Phase != "" || p.UID != "api-1" {
+		t.Fatalf("a pod of another hash was written to: %s %s", p.UID, p.Status.Phase)
+	}
+}
