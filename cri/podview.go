@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -170,6 +171,9 @@ func (c *Client) ListPod(ctx context.Context, podUID string) (*PodView, error) {
 	return &PodView{UID: podUID, ListedAt: start}, nil
 }
 
+// statusConcurrency bounds the Status calls one listing has in flight.
+const statusConcurrency = 16
+
 // statusCache holds the objects of earlier views. An object listed again with the same ID and
 // state cannot have changed the fields only its Status call gives (IP of a ready sandbox;
 // times, exit code and reason of a created, running or exited container), so its Status call
@@ -245,30 +249,51 @@ func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache
 		}
 		return v
 	}
-	for _, ps := range sandboxes {
-		v := pod(ps.GetLabels())
-		if v == nil {
+	// The Status calls go out statusConcurrency at a time: a node that
+	// lost its journal asks for every object it runs.
+	sbs, sbOK := make([]Sandbox, len(sandboxes)), make([]bool, len(sandboxes))
+	cts, ctOK := make([]Container, len(containers)), make([]bool, len(containers))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(statusConcurrency)
+	for i, ps := range sandboxes {
+		if pod(ps.GetLabels()) == nil {
 			continue
 		}
-		s, ok, err := c.sandbox(ctx, ps, cache)
-		if err != nil {
-			return nil, err
+		if s, ok := cache.sandbox(ps.GetId(), ps.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY); ok {
+			sbs[i], sbOK[i] = s, true
+			continue
 		}
-		if ok {
-			v.Sandboxes = append(v.Sandboxes, s)
+		g.Go(func() (err error) {
+			sbs[i], sbOK[i], err = c.sandbox(gctx, ps, nil)
+			return err
+		})
+	}
+	for i, pc := range containers {
+		if pod(pc.GetLabels()) == nil {
+			continue
+		}
+		if ct, ok := cache.container(pc.GetId(), containerState(pc.GetState())); ok {
+			cts[i], ctOK[i] = ct, true
+			continue
+		}
+		g.Go(func() (err error) {
+			cts[i], ctOK[i], err = c.container(gctx, pc, nil)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for i, ps := range sandboxes {
+		if sbOK[i] {
+			v := pods[ps.GetLabels()[LabelPodUID]]
+			v.Sandboxes = append(v.Sandboxes, sbs[i])
 		}
 	}
-	for _, pc := range containers {
-		v := pod(pc.GetLabels())
-		if v == nil {
-			continue
-		}
-		ct, ok, err := c.container(ctx, pc, cache)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			v.Containers = append(v.Containers, ct)
+	for i, pc := range containers {
+		if ctOK[i] {
+			v := pods[pc.GetLabels()[LabelPodUID]]
+			v.Containers = append(v.Containers, cts[i])
 		}
 	}
 	for uid, v := range pods {
