@@ -1,0 +1,196 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/actorlet/actorlet/journal"
+	"github.com/actorlet/actorlet/journal/replay"
+	"github.com/actorlet/actorlet/journal/replay/replaytest"
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// reopen closes the journal in dir and opens it read-only, as `actorlet
+// journal replay` does on a stopped node.
+func reopen(ctx context.Context, t *testing.T, dir string, j *journal.Journal) *journal.Journal {
+	t.Helper()
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := journal.OpenReadOnly(ctx, dir, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ro.Close() })
+	return ro
+}
+
+func run(ctx context.Context, t *testing.T, j *journal.Journal, refs ...string) *replay.Report {
+	t.Helper()
+	r, err := replay.Journal(ctx, j, refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func pod(t *testing.T, r *replay.Report, uid string) replay.Pod {
+	t.Helper()
+	for _, p := range r.Pods {
+		if p.UID == uid {
+			return p
+		}
+	}
+	t.Fatalf("pod %s not in the report: %+v", uid, r.Pods)
+	return replay.Pod{}
+}
+
+// A journal the core wrote (one pod from seq 1, one from a snapshot)
+// replays without divergence, and the report counts what was folded and
+// compared.
+func TestCleanJournalHasNoDivergence(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	j := reopen(ctx, t, dir, replaytest.Write(ctx, t, dir))
+	r := run(ctx, t, j)
+	if !r.Clean() {
+		t.Fatalf("a clean journal: %+v", r)
+	}
+	want := replay.Summary{Pods: 2, Events: replaytest.Events + replaytest.Events - replaytest.SnapshotSeq, Snapshots: 3}
+	if r.Summary != want {
+		t.Fatalf("summary %+v, want %+v", r.Summary, want)
+	}
+	plain, compacted := pod(t, r, replaytest.Plain), pod(t, r, replaytest.Compacted)
+	if plain.Name != "default/plain" || plain.From != "seq 1" || plain.LastSeq != replaytest.Events || plain.Phase != "Running" {
+		t.Fatalf("plain: %+v", plain)
+	}
+	if compacted.SnapshotSeq != replaytest.SnapshotSeq || !strings.Contains(compacted.From, "events 1-6 compacted") ||
+		compacted.Events != replaytest.Events-replaytest.SnapshotSeq || compacted.LastSeq != replaytest.Events {
+		t.Fatalf("compacted: %+v", compacted)
+	}
+	if got := r.Summary.String(); got != "replayed 2 pods: 14 events folded, 3 snapshots compared, 0 divergences, 0 damaged" {
+		t.Fatalf("summary line %q", got)
+	}
+
+	// One pod by name, one by UID.
+	if r := run(ctx, t, j, "plain"); len(r.Pods) != 1 || r.Pods[0].UID != replaytest.Plain {
+		t.Fatalf("replay plain: %+v", r.Pods)
+	}
+	if r := run(ctx, t, j, replaytest.Compacted); len(r.Pods) != 1 || r.Pods[0].Name != "default/compacted" {
+		t.Fatalf("replay by UID: %+v", r.Pods)
+	}
+	if _, err := replay.Journal(ctx, j, []string{"kube-system/nope"}); !errors.Is(err, replay.ErrUnknownPod) {
+		t.Fatalf("an unknown pod: %v", err)
+	}
+}
+
+// A snapshot whose field was altered (stored with the journal's own API, so
+// it is sound to Verify) is caught at the first event that depends on the
+// field, which is named with both values.
+func TestAlteredSnapshotIsNamed(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	j := replaytest.Write(ctx, t, dir)
+	replaytest.AlterSnapshot(ctx, t, j, func(st *pb.PodState) { st.Containers["app"].Id = "forged" })
+	if err := j.Verify(ctx); err != nil {
+		t.Fatalf("the altered journal is not damaged: %v", err)
+	}
+	r := run(ctx, t, reopen(ctx, t, dir, j))
+	if r.Summary.Divergences != 1 || r.Summary.Damaged != 0 || r.Clean() {
+		t.Fatalf("summary %+v, want 1 divergence", r.Summary)
+	}
+	if p := pod(t, r, replaytest.Plain); len(p.Divergences) != 0 {
+		t.Fatalf("the other pod: %v", p.Divergences)
+	}
+	d := pod(t, r, replaytest.Compacted).Divergences[0]
+	want := replay.Divergence{PodUID: replaytest.Compacted, Pod: "default/compacted", Seq: replaytest.SnapshotSeq + 1,
+		Field: "containers[app].id", Folded: `"forged"`, Stored: `"` + replaytest.Compacted + `-c1"`}
+	if d.PodUID != want.PodUID || d.Pod != want.Pod || d.Seq != want.Seq || d.Field != want.Field || d.Folded != want.Folded || d.Stored != want.Stored {
+		t.Fatalf("divergence %+v, want %+v", d, want)
+	}
+	if s := d.String(); !strings.Contains(s, "default/compacted") || !strings.Contains(s, "seq 7: containers[app].id") {
+		t.Fatalf("divergence text %q", s)
+	}
+}
+
+// A snapshot that contradicts its own record is named too.
+func TestSnapshotAgainstItsRecord(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	j := replaytest.Write(ctx, t, dir)
+	replaytest.AlterSnapshot(ctx, t, j, func(st *pb.PodState) { st.Containers["app"].Name = "web" })
+	r := run(ctx, t, reopen(ctx, t, dir, j))
+	ds := pod(t, r, replaytest.Compacted).Divergences
+	if len(ds) != 1 || ds[0].Seq != replaytest.SnapshotSeq || ds[0].Field != "containers[app].name" || ds[0].Stored != `"web"` {
+		t.Fatalf("divergences %+v", ds)
+	}
+}
+
+// A record that fails its checksum is damage, not divergence: its pod is
+// reported with the damaged seq and not folded, the other pod is replayed.
+func TestDamagedRecordIsDamage(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := replaytest.Write(ctx, t, dir).Close(); err != nil {
+		t.Fatal(err)
+	}
+	flipRecord(t, filepath.Join(dir, journal.FileName), replaytest.Plain, 3)
+
+	j, err := journal.OpenReadOnly(ctx, dir, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	r := run(ctx, t, j)
+	if r.Summary.Damaged != 1 || r.Summary.Divergences != 0 || r.Summary.Pods != 2 || r.Clean() {
+		t.Fatalf("summary %+v, want 1 damaged", r.Summary)
+	}
+	p := pod(t, r, replaytest.Plain)
+	if len(p.Damage) != 1 || p.Damage[0].Seq != 3 || !strings.Contains(p.Damage[0].Detail, "checksum") || p.Events != 0 {
+		t.Fatalf("damaged pod: %+v", p)
+	}
+	if c := pod(t, r, replaytest.Compacted); c.Events != replaytest.Events-replaytest.SnapshotSeq || len(c.Damage) != 0 {
+		t.Fatalf("the other pod: %+v", c)
+	}
+	// A damaged pod is named by its UID only.
+	if r := run(ctx, t, j, replaytest.Plain); len(r.Pods) != 1 || len(r.Pods[0].Damage) != 1 {
+		t.Fatalf("the damaged pod by UID: %+v", r.Pods)
+	}
+}
+
+// flipRecord flips a bit in the event of pod uid's record seq, leaving its
+// checksums as they were.
+func flipRecord(t *testing.T, path, uid string, seq uint64) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const frameLen = 9 // see journal/frame.go
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("log"))
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			e := new(pb.Envelope)
+			if err := proto.Unmarshal(v[frameLen:], e); err != nil {
+				return err
+			}
+			if e.PodUid == uid && e.Seq == seq {
+				w := append([]byte(nil), v...)
+				w[len(w)-1] ^= 0x10
+				return b.Put(append([]byte(nil), k...), w)
+			}
+		}
+		return errors.New("record not found")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
