@@ -7,9 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
-	"google.golang.org/protobuf/proto"
-
 	"github.com/actorlet/actorlet/journal"
 	"github.com/actorlet/actorlet/journal/replay"
 	"github.com/actorlet/actorlet/journal/replay/replaytest"
@@ -140,7 +137,7 @@ func TestDamagedRecordIsDamage(t *testing.T) {
 	if err := replaytest.Write(ctx, t, dir).Close(); err != nil {
 		t.Fatal(err)
 	}
-	flipRecord(t, filepath.Join(dir, journal.FileName), replaytest.Plain, 3)
+	replaytest.FlipRecord(t, filepath.Join(dir, journal.FileName), replaytest.Plain, 3)
 
 	j, err := journal.OpenReadOnly(ctx, dir, journal.Options{})
 	if err != nil {
@@ -161,36 +158,5 @@ func TestDamagedRecordIsDamage(t *testing.T) {
 	// A damaged pod is named by its UID only.
 	if r := run(ctx, t, j, replaytest.Plain); len(r.Pods) != 1 || len(r.Pods[0].Damage) != 1 {
 		t.Fatalf("the damaged pod by UID: %+v", r.Pods)
-	}
-}
-
-// flipRecord flips a bit in the event of pod uid's record seq, leaving its
-// checksums as they were.
-func flipRecord(t *testing.T, path, uid string, seq uint64) {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	const frameLen = 9 // see journal/frame.go
-	err = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte("log"))
-		c := b.Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			e := new(pb.Envelope)
-			if err := proto.Unmarshal(v[frameLen:], e); err != nil {
-				return err
-			}
-			if e.PodUid == uid && e.Seq == seq {
-				w := append([]byte(nil), v...)
-				w[len(w)-1] ^= 0x10
-				return b.Put(append([]byte(nil), k...), w)
-			}
-		}
-		return errors.New("record not found")
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -6,9 +6,11 @@ package replaytest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,6 +122,37 @@ func AlterSnapshot(ctx context.Context, t testing.TB, j *journal.Journal, alter 
 	st := proto.Clone(s.Snapshot.State).(*pb.PodState)
 	alter(st)
 	if err := j.SaveSnapshot(ctx, &pb.Snapshot{Seq: s.Snapshot.Seq, PodUid: Compacted, State: st}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FlipRecord flips a bit in the event of pod uid's record seq, leaving its
+// checksums as they were.
+func FlipRecord(t testing.TB, path, uid string, seq uint64) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const frameLen = 9 // see journal/frame.go
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("log"))
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			e := new(pb.Envelope)
+			if err := proto.Unmarshal(v[frameLen:], e); err != nil {
+				return err
+			}
+			if e.PodUid == uid && e.Seq == seq {
+				w := append([]byte(nil), v...)
+				w[len(w)-1] ^= 0x10
+				return b.Put(append([]byte(nil), k...), w)
+			}
+		}
+		return fmt.Errorf("no record of pod %s seq %d in %s", uid, seq, path)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
