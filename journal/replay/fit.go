@@ -37,6 +37,10 @@ func fit(s *lifecycle.State, env *pb.Envelope) *misfit {
 		if sb.Id != e.SandboxLost.SandboxId {
 			return &misfit{"sandbox.id", strconv.Quote(sb.Id), strconv.Quote(e.SandboxLost.SandboxId), name + " names another sandbox"}
 		}
+	case *pb.Event_SandboxStopped:
+		return knownSandbox(s, e.SandboxStopped.SandboxId, name)
+	case *pb.Event_SandboxRemoved:
+		return knownSandbox(s, e.SandboxRemoved.SandboxId, name)
 	case *pb.Event_ContainerCreated:
 		ev := e.ContainerCreated
 		r := s.P.Containers[ev.Name]
@@ -83,6 +87,21 @@ func sandboxAttempt(s *lifecycle.State, attempt uint32, event string) *misfit {
 		return &misfit{"sandbox.attempt", fmt.Sprint(sb.Attempt), fmt.Sprint(attempt), event + " names another sandbox attempt"}
 	}
 	return nil
+}
+
+// knownSandbox checks that a sandbox event names the current sandbox or an
+// old one the state still holds.
+func knownSandbox(s *lifecycle.State, id, event string) *misfit {
+	for _, sb := range s.Sandboxes() {
+		if sb.Id == id {
+			return nil
+		}
+	}
+	current := absent
+	if sb := s.P.Sandbox; sb != nil {
+		current = strconv.Quote(sb.Id)
+	}
+	return &misfit{"sandbox.id", current, strconv.Quote(id), event + " names a sandbox the state does not hold"}
 }
 
 func containerAttempt(r *pb.ContainerRecord, container string, attempt uint32, event string) *misfit {

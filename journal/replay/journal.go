@@ -88,7 +88,7 @@ func selectPods(pods []Pod, refs []string, path string) ([]Pod, error) {
 		}
 		switch len(matches) {
 		case 0:
-			return nil, fmt.Errorf("pod %q in journal %s (a damaged pod can only be named by its UID): %w", ref, path, ErrUnknownPod)
+			return nil, fmt.Errorf("no pod %q in journal %s (a damaged pod can only be named by its UID): %w", ref, path, ErrUnknownPod)
 		case 1:
 			keep[matches[0]] = true
 		default:

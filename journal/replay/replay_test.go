@@ -160,3 +160,31 @@ func TestDamagedRecordIsDamage(t *testing.T) {
 		t.Fatalf("the damaged pod by UID: %+v", r.Pods)
 	}
 }
+
+// Each event that Apply would pass over is named at its seq, with the field
+// it contradicts.
+func TestEventsThatDoNotFit(t *testing.T) {
+	h := replaytest.History(t, "u", "default", "p")
+	for _, tc := range []struct {
+		name  string
+		event *pb.Event
+		field string
+	}{
+		{"sandbox removed", &pb.Event{Kind: &pb.Event_SandboxRemoved{SandboxRemoved: &pb.SandboxRemoved{SandboxId: "other"}}}, "sandbox.id"},
+		{"sandbox created", &pb.Event{Kind: &pb.Event_SandboxCreated{SandboxCreated: &pb.SandboxCreated{Attempt: 3, SandboxId: "x"}}}, "sandbox.attempt"},
+		{"container created", &pb.Event{Kind: &pb.Event_ContainerCreated{ContainerCreated: &pb.ContainerCreated{Name: "app", Attempt: 9, ContainerId: "x"}}}, "containers[app].attempt"},
+		{"container started", &pb.Event{Kind: &pb.Event_ContainerStarted{ContainerStarted: &pb.ContainerStarted{Name: "app", Attempt: 2, ContainerId: "u-c2"}}}, "containers[app].phase"},
+		{"unknown container", &pb.Event{Kind: &pb.Event_ContainerExited{ContainerExited: &pb.ContainerExited{Name: "web", ContainerId: "x"}}}, "containers[web]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			events := append(h[:len(h):len(h)], &pb.Envelope{Seq: uint64(len(h) + 1), PodUid: "u", Event: tc.event})
+			p := replay.Fold("u", nil, events)
+			if len(p.Divergences) != 1 || p.Divergences[0].Seq != uint64(len(h)+1) || p.Divergences[0].Field != tc.field {
+				t.Fatalf("divergences %+v, want one of %s at seq %d", p.Divergences, tc.field, len(h)+1)
+			}
+		})
+	}
+	if p := replay.Fold("u", nil, h); len(p.Divergences) != 0 || p.Events != len(h) {
+		t.Fatalf("the history alone: %+v", p)
+	}
+}
