@@ -70,7 +70,7 @@ func TestJournalReplay(t *testing.T) {
 	wantExit(t, err, 1, out.String())
 	if !strings.Contains(out.String(), "DIVERGED (1)") ||
 		!strings.Contains(out.String(), "divergence: pod default/compacted (uid "+replaytest.Compacted+`) seq 7: containers[app].id: folded "forged" vs stored "`+
-		replaytest.Compacted+`-c1" (ContainerExited names another container ID)`) ||
+			replaytest.Compacted+`-c1" (ContainerExited names another container ID)`) ||
 		!strings.Contains(out.String(), "1 divergences, 0 damaged\n") {
 		t.Fatalf("altered snapshot output:\n%s", out.String())
 	}
