@@ -52,7 +52,7 @@ type Pod struct {
 	// Name is namespace/name, empty if the state holds no spec.
 	Name string `json:"pod,omitempty"`
 	// From is where the fold started: "seq 1", or "snapshot at seq N
-	// (events 1-N compacted)".
+	// (events 1-N compacted)"; "not folded: damaged" for a damaged pod.
 	From string `json:"from"`
 	// SnapshotSeq is the stored snapshot's seq, 0 without one.
 	SnapshotSeq uint64 `json:"snapshotSeq,omitempty"`
@@ -63,7 +63,8 @@ type Pod struct {
 	// Snapshots is how many snapshots the fold was compared with: the stored
 	// one, if any, and the one that would be taken of the folded state.
 	Snapshots int `json:"snapshots"`
-	// Phase is the pod phase derived from the folded state.
+	// Phase is the pod phase derived from the folded state, as of its last
+	// event's time (the snapshot's if no event follows it).
 	Phase       string       `json:"phase,omitempty"`
 	Divergences []Divergence `json:"divergences,omitempty"`
 	// Damage lists the pod's damaged records; a damaged pod is not folded.
