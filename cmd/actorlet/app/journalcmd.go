@@ -134,6 +134,7 @@ func newJournalCommand() *cobra.Command {
 			return nil
 		},
 	})
+	cmd.AddCommand(newJournalReplayCommand(&rootDir, format))
 	return cmd
 }
 
