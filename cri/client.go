@@ -12,12 +12,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
