@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
@@ -68,6 +69,9 @@ type Observer interface {
 type Client struct {
 	runtime runtimeapi.RuntimeServiceClient
 	image   runtimeapi.ImageServiceClient
+	// tasks is containerd's task service on the runtime's socket, for
+	// EndStrandedTask only (other runtimes answer Unimplemented).
+	tasks   tasksapi.TasksClient
 	timeout time.Duration
 	log     *zap.Logger
 	obs     Observer
@@ -163,6 +167,7 @@ func newClient(runtimeConn, imageConn grpc.ClientConnInterface, opts Options) *C
 		slow:    opts.SlowCall,
 		runtime: runtimeapi.NewRuntimeServiceClient(runtimeConn),
 		image:   runtimeapi.NewImageServiceClient(imageConn),
+		tasks:   tasksapi.NewTasksClient(runtimeConn),
 		timeout: opts.Timeout,
 		log:     opts.Logger,
 	}
