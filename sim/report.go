@@ -27,6 +27,9 @@ type Report struct {
 	Virtual, Wall time.Duration
 	Digest        string
 	Violations    []Violation
+	// Notes are printed by Write before its last line (e.g. the outcome
+	// of a determinism check).
+	Notes []string
 	// Complete: the run went to its end (no StopAtStep, no stop at a
 	// violation), and the final convergence checks ran.
 	Complete bool
@@ -85,6 +88,9 @@ func (r *Report) Write(w io.Writer, faults string) {
 	}
 	for _, v := range r.Violations {
 		fmt.Fprintf(w, "VIOLATION seed=%d %s\n  replay: %s\n", o.Seed, v, r.ReplayCommand(faults, v.Step))
+	}
+	for _, note := range r.Notes {
+		fmt.Fprintln(w, note)
 	}
 	fmt.Fprintf(w, "digest=%s violations=%d\n", r.Digest, len(r.Violations))
 }
