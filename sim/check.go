@@ -60,6 +60,7 @@ type checker struct {
 	restarts         map[string]uint32 // node/uid/name -> highest restart count journaled
 	live             map[string]bool   // node/uid: accepted and not removed in the journal
 	benignRetries    int
+	newLives         int
 }
 
 type startRecord struct {
@@ -143,6 +144,17 @@ func (c *checker) appended(n *Node, p *shell, prev *lifecycle.State, events []*p
 	for _, env := range events {
 		c.checks++
 		switch ev := env.GetEvent().GetKind().(type) {
+		case *pb.Event_PodAccepted:
+			if prev.P.Removed {
+				// A new life of the UID (lifecycle.Apply): its restart
+				// counts start again. It happens when a node recovers a pod
+				// it had removed while the source still shows it (being
+				// deleted); the new life is terminated at once.
+				c.newLives++
+				for _, name := range sortedKeys(prev.P.Containers) {
+					delete(c.restarts, n.name+"/"+p.uid+"/"+name)
+				}
+			}
 		case *pb.Event_SandboxCreated:
 			e := ev.SandboxCreated
 			key := fmt.Sprintf("%s/%s/%d", n.name, p.uid, e.Attempt)

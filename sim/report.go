@@ -22,6 +22,9 @@ type Report struct {
 	// RetriedStarts counts starts tried again after a reply was lost
 	// (allowed: the node could not know the first took effect).
 	RetriedStarts int
+	// NewLives counts pods accepted again after their removal (see
+	// checker.appended).
+	NewLives int
 	// RuntimeMisuse counts the CRI misuse the simulated runtimes recorded.
 	RuntimeMisuse int
 	Virtual, Wall time.Duration
@@ -40,7 +43,7 @@ func (s *Sim) report(wall time.Duration) *Report {
 		Options: s.opts, Created: s.created, Edited: s.edited, Deleted: s.deleted,
 		Kinds: map[Kind]int{}, Faults: map[string]int64{},
 		Steps: s.step, Checks: s.check.checks, Events: s.events,
-		RetriedStarts: s.check.benignRetries,
+		RetriedStarts: s.check.benignRetries, NewLives: s.check.newLives,
 		Virtual:       s.clock.Now().Sub(s.start), Wall: wall,
 		Digest: s.Digest(), Violations: slices.Clone(s.violations), Complete: s.ended,
 	}
@@ -76,8 +79,8 @@ func (r *Report) Write(w io.Writer, faults string) {
 		total += v
 	}
 	fmt.Fprintf(w, "faults injected: %d (%s)\n", total, kv(r.Faults))
-	fmt.Fprintf(w, "invariant checks: %d over %d steps; %d events journaled, %d CRI calls; %d starts retried after a lost reply; %d CRI misuse records\n",
-		r.Checks, r.Steps, r.Events, r.Calls, r.RetriedStarts, r.RuntimeMisuse)
+	fmt.Fprintf(w, "invariant checks: %d over %d steps; %d events journaled, %d CRI calls; %d starts retried after a lost reply; %d pods accepted again after their removal; %d CRI misuse records\n",
+		r.Checks, r.Steps, r.Events, r.Calls, r.RetriedStarts, r.NewLives, r.RuntimeMisuse)
 	ratio := 0.0
 	if r.Wall > 0 {
 		ratio = float64(r.Virtual) / float64(r.Wall)
