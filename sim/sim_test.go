@@ -23,7 +23,7 @@ func run(t *testing.T, opts Options) *Report {
 	return r
 }
 
-func defaultPlan(t *testing.T) *faults.Plan {
+func defaultPlan(t testing.TB) *faults.Plan {
 	t.Helper()
 	plan, err := faults.Preset("default")
 	if err != nil {
