@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -20,7 +21,9 @@ func BenchmarkSim10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		cpu0 := cpuTime()
 		r, err := s.Run(context.Background())
+		cpu := cpuTime() - cpu0
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -30,6 +33,7 @@ func BenchmarkSim10k(b *testing.B) {
 		b.ReportMetric(ratio, "virtual/wall")
 		b.ReportMetric(float64(len(r.Violations)), "violations")
 		b.ReportMetric(float64(r.Events), "events")
+		b.ReportMetric(cpu.Seconds(), "cpu-s")
 		var faults int64
 		for _, v := range r.Faults {
 			faults += v
@@ -37,6 +41,7 @@ func BenchmarkSim10k(b *testing.B) {
 		fmt.Fprintf(os.Stdout, "\n| sim: %d pods, %d nodes, faults default, crash-every 100 | measured | target |\n|---|---|---|\n", r.Created, opts.Nodes)
 		fmt.Fprintf(os.Stdout, "| wall time | %s | < 10 s (%s) |\n", r.Wall.Round(time.Millisecond), passMiss(r.Wall < 10*time.Second))
 		fmt.Fprintf(os.Stdout, "| virtual/wall | %.0fx (%s virtual) | >= 100x (%s) |\n", ratio, r.Virtual, passMiss(ratio >= 100))
+		fmt.Fprintf(os.Stdout, "| CPU time of the process (user+sys; the wall time depends on the machine's load) | %s (virtual/CPU %.0fx) | |\n", cpu.Round(time.Millisecond), float64(r.Virtual)/float64(cpu))
 		fmt.Fprintf(os.Stdout, "| steps / events journaled / faults / node crashes | %d / %d / %d / %d | |\n", r.Steps, r.Events, faults, r.Faults["node-crash"])
 		fmt.Fprintf(os.Stdout, "| violations | %d | 0 |\n", len(r.Violations))
 		for _, v := range r.Violations {
@@ -85,6 +90,15 @@ func BenchmarkNodesPerGiB(b *testing.B) {
 		runtime.KeepAlive(s)
 		s.Close()
 	}
+}
+
+// cpuTime is the user and system CPU time the process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func passMiss(ok bool) string {

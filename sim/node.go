@@ -196,6 +196,9 @@ func (n *Node) scheduleNextCrash() {
 // journal's file is closed as the kernel closes it, and the node comes back
 // a few seconds later and recovers from its journal and the runtime.
 func (n *Node) crash(where string) {
+	if n.s.trace != nil {
+		n.s.trace(n, "", "crash")
+	}
 	n.s.countFault("node-crash")
 	n.stats.crashes++
 	n.epoch++
@@ -285,7 +288,10 @@ func (n *Node) recover() {
 		} else if st := states[uid]; st != nil && st.Accepted() {
 			n.handle(p, &pb.PodUndesired{Reason: "Removed"})
 		}
-		if n.pods[uid] != p || n.down {
+		if n.down {
+			return // crashed again while recovering
+		}
+		if n.pods[uid] != p {
 			continue
 		}
 		v := views[uid]
@@ -304,6 +310,13 @@ func (n *Node) recover() {
 // spawn makes the shell of pod uid, with st, or else with what the journal
 // holds of it (nothing: a new pod).
 func (n *Node) spawn(uid string, st *lifecycle.State) *shell {
+	if n.down {
+		// The node just crashed (in the middle of a loop over pods): it
+		// keeps nothing; the shell is dead from the start.
+		p := newShell(uid, lifecycle.NewState(uid))
+		p.stopped = true
+		return p
+	}
 	if p := n.pods[uid]; p != nil {
 		return p
 	}
@@ -322,6 +335,9 @@ func (n *Node) spawn(uid string, st *lifecycle.State) *shell {
 	}
 	p := newShell(uid, st)
 	n.pods[uid] = p
+	if n.s.trace != nil {
+		n.s.trace(n, uid, fmt.Sprintf("spawn seq=%d removed=%v", st.P.Seq, st.P.Removed))
+	}
 	return p
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,6 +61,9 @@ func (n *Node) handle(p *shell, in lifecycle.Input) {
 	}
 	now := n.s.clock.Now()
 	dec := n.deps.Lifecycle.Decide(p.st, in, now)
+	if n.s.trace != nil {
+		n.s.trace(n, p.uid, fmt.Sprintf("input %T -> %d events %v", in, len(dec.Events), dec.Events))
+	}
 	if len(dec.Events) > 0 {
 		if err := n.append(p.uid, dec.Events); err != nil {
 			n.s.fail(n, p.uid, err.Error())
@@ -224,6 +228,9 @@ func (n *Node) arm(p *shell, at time.Time) {
 // finish ends the shell once its pod is gone: the final state is compacted
 // into a snapshot, then the node forgets it.
 func (n *Node) finish(p *shell) {
+	if n.s.trace != nil {
+		n.s.trace(n, p.uid, "finish")
+	}
 	p.stopped = true
 	n.s.clock.cancel(p.timer)
 	if p.sinceSnap > 0 {

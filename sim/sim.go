@@ -90,6 +90,8 @@ type Sim struct {
 	// bugDoubleStart is the injected bug of the tests: every
 	// StartContainer effect is carried out twice.
 	bugDoubleStart bool
+	// trace, when set (tests), is told what happens to pods.
+	trace func(n *Node, uid, what string)
 }
 
 // Start is the virtual time every run starts at.
