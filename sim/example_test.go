@@ -27,6 +27,6 @@ func Example() {
 	fmt.Println("digest:", r.Digest[:16])
 	// Output:
 	// pods: 30 virtual: 16m0s violations: 0
-	// crashes: true steps: 737
-	// digest: fdf3b6983e84c0a8
+	// crashes: true steps: 748
+	// digest: 4717741a1b70731f
 }

@@ -237,19 +237,6 @@ func (n *Node) restart() {
 // (or its removal), then its runtime view.
 func (n *Node) recover() {
 	ctx := context.Background()
-	n.delay = 0
-	views, err := n.client.ListPods(ctx)
-	if err != nil {
-		// The runtime does not answer yet: try again, as a starting node does.
-		epoch := n.epoch
-		n.s.clock.schedule(n.s.clock.Now().Add(n.delay+time.Second), n.idx, func() {
-			if n.epoch == epoch {
-				n.recover()
-			}
-		})
-		return
-	}
-	listedAt := n.s.clock.Now()
 	streams, err := n.j.LoadAll(ctx)
 	if err != nil {
 		n.s.fail(n, "", fmt.Sprintf("recovery: load the journal: %v", err))
@@ -263,6 +250,21 @@ func (n *Node) recover() {
 			return
 		}
 		states[uid] = state
+	}
+	// As the node's start-up does: the runtime is asked only about what
+	// changed since the journal recorded it.
+	n.delay = 0
+	listedAt := n.s.clock.Now()
+	views, err := n.client.ListPodsKnown(ctx, actors.KnownObjects(states))
+	if err != nil {
+		// The runtime does not answer yet: try again, as a starting node does.
+		epoch := n.epoch
+		n.s.clock.schedule(n.s.clock.Now().Add(n.delay+time.Second), n.idx, func() {
+			if n.epoch == epoch {
+				n.recover()
+			}
+		})
+		return
 	}
 	n.down = false
 	n.s.check.recovered(n, states)

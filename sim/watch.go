@@ -105,7 +105,7 @@ func (n *Node) relistAll() {
 func (n *Node) listAll() {
 	n.delay = 0
 	listedAt := n.s.clock.Now()
-	views, err := n.client.ListPods(context.Background())
+	views, err := n.client.ListPodsKnown(context.Background(), knownFrom(n.lastView))
 	if err != nil {
 		return
 	}
@@ -140,4 +140,20 @@ func (n *Node) report(uid string, v *cri.PodView) {
 		p = n.spawn(uid, nil)
 	}
 	n.observe(p, v)
+}
+
+// knownFrom describes the objects of the views last reported, so that a
+// full listing asks the runtime only about objects whose state changed, as
+// cri.Watcher does with what it reported.
+func knownFrom(views map[string]*cri.PodView) *cri.Known {
+	k := &cri.Known{Sandboxes: map[string]cri.Sandbox{}, Containers: map[string]cri.Container{}}
+	for _, v := range views {
+		for _, sb := range v.Sandboxes {
+			k.Sandboxes[sb.ID] = sb
+		}
+		for _, c := range v.Containers {
+			k.Containers[c.ID] = c
+		}
+	}
+	return k
 }
