@@ -44,7 +44,7 @@ func (s *Sim) report(wall time.Duration) *Report {
 		Kinds: map[Kind]int{}, Faults: map[string]int64{},
 		Steps: s.step, Checks: s.check.checks, Events: s.events,
 		RetriedStarts: s.check.benignRetries, NewLives: s.check.newLives,
-		Virtual:       s.clock.Now().Sub(s.start), Wall: wall,
+		Virtual: s.clock.Now().Sub(s.start), Wall: wall,
 		Digest: s.Digest(), Violations: slices.Clone(s.violations), Complete: s.ended,
 	}
 	for k, v := range s.kindCounts {
