@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
 )
 
 // DefaultTimeout is the per-call deadline when Options.Timeout is zero. It matches the
@@ -45,6 +46,10 @@ type Options struct {
 	// SlowCall is how long a call may go unanswered before it is logged as hanging
 	// (DefaultSlowCall when zero).
 	SlowCall time.Duration
+	// Clock gives the listing times of PodViews (PodView.ListedAt), which
+	// the lifecycle compares with journaled creation times, so it must be
+	// the node's clock (default: the real clock).
+	Clock clock.PassiveClock
 }
 
 // DefaultSlowCall is the default Options.SlowCall.
@@ -76,6 +81,7 @@ type Client struct {
 	log     *zap.Logger
 	obs     Observer
 	slow    time.Duration
+	clock   clock.PassiveClock
 	// endpoint names the runtime in errors of calls that concern no single object.
 	endpoint string
 	// conns are closed by Close; empty for clients made by NewFromConn.
@@ -162,7 +168,11 @@ func newClient(runtimeConn, imageConn grpc.ClientConnInterface, opts Options) *C
 	if opts.SlowCall <= 0 {
 		opts.SlowCall = DefaultSlowCall
 	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
 	return &Client{
+		clock:   opts.Clock,
 		obs:     opts.Observer,
 		slow:    opts.SlowCall,
 		runtime: runtimeapi.NewRuntimeServiceClient(runtimeConn),

@@ -160,7 +160,7 @@ func (c *Client) ListPodsKnown(ctx context.Context, known *Known) (map[string]*P
 // ListPod returns the view of one pod. A pod with nothing in the runtime gets an empty view
 // with only UID set (not an error).
 func (c *Client) ListPod(ctx context.Context, podUID string) (*PodView, error) {
-	start := time.Now()
+	start := c.clock.Now()
 	pods, err := c.listPods(ctx, podUID, nil)
 	if err != nil {
 		return nil, err
@@ -221,7 +221,7 @@ func (sc *statusCache) container(id string, state ContainerState) (Container, bo
 // listPods lists the managed objects (of one pod when podUID is set) and completes them with
 // Status calls, skipping those the cache answers.
 func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache) (map[string]*PodView, error) {
-	start := time.Now()
+	start := c.clock.Now()
 	sel := managedSelector(podUID)
 	sandboxes, err := c.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
 	if err != nil {

@@ -46,7 +46,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 		ns = &runtimeapi.NamespaceOption{}
 	}
 	sb := &sandbox{
-		id:          newID(),
+		id:          r.newID(),
 		name:        name,
 		podUID:      podUID,
 		meta:        cloneMsg(meta),
