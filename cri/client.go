@@ -50,7 +50,15 @@ type Options struct {
 	// the lifecycle compares with journaled creation times, so it must be
 	// the node's clock (default: the real clock).
 	Clock clock.PassiveClock
+	// StatusConcurrency bounds the Status calls one listing has in flight
+	// (DefaultStatusConcurrency when zero; 1 for a runtime that must be
+	// called from one goroutine, as the deterministic simulation's).
+	StatusConcurrency int
 }
+
+// DefaultStatusConcurrency is the default Options.StatusConcurrency: a
+// node that lost its journal asks for every object it runs.
+const DefaultStatusConcurrency = 16
 
 // DefaultSlowCall is the default Options.SlowCall.
 const DefaultSlowCall = 15 * time.Second
@@ -74,6 +82,8 @@ type Observer interface {
 type Client struct {
 	runtime runtimeapi.RuntimeServiceClient
 	image   runtimeapi.ImageServiceClient
+	// statusConcurrency: see Options.StatusConcurrency.
+	statusConcurrency int
 	// tasks is containerd's task service on the runtime's socket, for
 	// EndStrandedTask only (other runtimes answer Unimplemented).
 	tasks   tasksapi.TasksClient
@@ -171,15 +181,19 @@ func newClient(runtimeConn, imageConn grpc.ClientConnInterface, opts Options) *C
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	if opts.StatusConcurrency <= 0 {
+		opts.StatusConcurrency = DefaultStatusConcurrency
+	}
 	return &Client{
-		clock:   opts.Clock,
-		obs:     opts.Observer,
-		slow:    opts.SlowCall,
-		runtime: runtimeapi.NewRuntimeServiceClient(runtimeConn),
-		image:   runtimeapi.NewImageServiceClient(imageConn),
-		tasks:   tasksapi.NewTasksClient(runtimeConn),
-		timeout: opts.Timeout,
-		log:     opts.Logger,
+		statusConcurrency: opts.StatusConcurrency,
+		clock:             opts.Clock,
+		obs:               opts.Observer,
+		slow:              opts.SlowCall,
+		runtime:           runtimeapi.NewRuntimeServiceClient(runtimeConn),
+		image:             runtimeapi.NewImageServiceClient(imageConn),
+		tasks:             tasksapi.NewTasksClient(runtimeConn),
+		timeout:           opts.Timeout,
+		log:               opts.Logger,
 	}
 }
 

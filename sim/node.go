@@ -104,7 +104,7 @@ func newNode(s *Sim, idx int) (*Node, error) {
 		return nil, err
 	}
 	n.rt = rt
-	n.client = cri.NewFromConn(newDirectConn(n, rt), newDirectConn(n, rt), cri.Options{Timeout: s.opts.RuntimeTimeout, SlowCall: time.Hour, Clock: clk})
+	n.client = cri.NewFromConn(newDirectConn(n, rt), newDirectConn(n, rt), cri.Options{Timeout: s.opts.RuntimeTimeout, SlowCall: time.Hour, Clock: clk, StatusConcurrency: 1})
 	n.deps = &actors.Deps{
 		Runtime:     n.client,
 		Lister:      actors.CRILister{Client: n.client},
