@@ -344,13 +344,13 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}()
 	// `actorlet journal` reads the running node's journal through this
 	// socket (the file itself is locked).
-	if l, err := journal.ListenCopies(cfg.RootDir); err != nil {
+	if l, err := journal.Listen(cfg.RootDir); err != nil {
 		log.Warn("the journal socket is not served; `actorlet journal` works only while the node is stopped", zap.Error(err))
 	} else {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			if err := j.ServeCopies(runCtx, l); err != nil {
+			if err := j.Serve(runCtx, l); err != nil {
 				log.Warn("journal socket stopped", zap.Error(err))
 			}
 		}()
