@@ -207,4 +207,3 @@ func TestJournalNodeEventsFromACursor(t *testing.T) {
 		t.Fatalf("--follow on a stopped node: %v", err)
 	}
 }
-
