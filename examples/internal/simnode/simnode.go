@@ -6,9 +6,12 @@ package simnode
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
@@ -45,6 +48,9 @@ func Start(ctx context.Context, rootDir string, pods []*corev1.Pod, log *zap.Log
 		NodeName: "example", RootDir: rootDir, Runtime: client, RuntimeName: sim.DefaultRuntimeName,
 		PodLogsDir: rootDir + "/logs", Lifecycle: lc, RelistPeriod: time.Second, Logger: log,
 		Pods: map[string][]*corev1.Pod{"example": pods},
+		ActorOptions: []actor.ConfigOption{actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+			return slog.New(zapslog.NewHandler(log.Named("protoactor").Core()))
+		})},
 	}
 	if with != nil {
 		with(&cfg)
