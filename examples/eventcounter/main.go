@@ -14,6 +14,13 @@
 //	cursor       the position after the last record whose line is durable
 //
 // It prints the counts when it stops (SIGINT, SIGTERM).
+//
+// With --node-root-dir it runs no node: it reads the event stream of the
+// node running in that root dir, on its journal socket (GET /events, as a
+// program in any language would), with the same cursor and files; killed
+// and started again, it resumes while the node goes on.
+//
+//	go run ./examples/eventcounter --node-root-dir /tmp/ec --state-dir /tmp/ec-reader
 package main
 
 import (
@@ -29,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -51,8 +59,15 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("eventcounter", flag.ContinueOnError)
 	root := fs.String("root-dir", "", "the node's root dir (journal.db, journal.sock); required")
 	stateDir := fs.String("state-dir", "", "the handler's files (default <root-dir>/eventcounter)")
+	nodeRoot := fs.String("node-root-dir", "", "read the stream of the node running there instead of running one (needs --state-dir)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *nodeRoot != "" {
+		if *root != "" || *stateDir == "" {
+			return errors.New("--node-root-dir takes --state-dir and no --root-dir")
+		}
+		return readStream(*nodeRoot, *stateDir)
 	}
 	if *root == "" {
 		return errors.New("--root-dir is required")
@@ -162,22 +177,61 @@ func (c *counter) Cursor(context.Context) (uint64, error) { return c.next, nil }
 
 // Handle implements agent.EventHandler.
 func (c *counter) Handle(_ context.Context, rec journal.Record) error {
-	if rec.Position < c.next {
-		return nil // handled before the restart: a duplicate
-	}
 	kind := "Damaged"
 	if rec.Envelope != nil {
 		kind = rec.Envelope.Event.Name()
 	}
-	if _, err := fmt.Fprintf(c.log, "%d %s %d %s\n", rec.Position, rec.PodUID, rec.Seq, kind); err != nil {
+	return c.count(rec.Position, rec.PodUID, rec.Seq, kind)
+}
+
+// count logs and counts the event at position, once.
+func (c *counter) count(position uint64, pod string, seq uint64, kind string) error {
+	if position < c.next {
+		return nil // handled before the restart: a duplicate
+	}
+	if _, err := fmt.Fprintf(c.log, "%d %s %d %s\n", position, pod, seq, kind); err != nil {
 		return err
 	}
 	if err := c.log.Sync(); err != nil {
 		return err
 	}
 	c.counts[kind]++
-	c.next = rec.Position + 1
+	c.next = position + 1
 	return writeFileAtomic(filepath.Join(c.dir, "cursor"), []byte(strconv.FormatUint(c.next, 10)+"\n"))
+}
+
+// readStream counts the events of the node running in nodeRoot from its
+// event stream, from the saved cursor, until SIGINT or SIGTERM; a stream
+// that breaks (the node stopping or not started yet) is read again from
+// the cursor a second later.
+func readStream(nodeRoot, stateDir string) error {
+	counter, err := openCounter(stateDir)
+	if err != nil {
+		return err
+	}
+	defer counter.close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Printf("eventcounter: reading the events of the node in %s from position %d\n", nodeRoot, counter.next)
+	for ctx.Err() == nil {
+		err := journal.ReadEvents(ctx, nodeRoot, counter.next, true, func(l journal.EventLine) error {
+			kind := l.Event
+			if l.Damage != "" {
+				kind = "Damaged"
+			}
+			return counter.count(l.Position, l.Pod, l.Seq, kind)
+		})
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintln(os.Stderr, "eventcounter:", err, "(reading again from the cursor)")
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	counter.print()
+	return nil
 }
 
 func (c *counter) print() {

@@ -31,7 +31,13 @@ func TestMain(m *testing.M) {
 // start runs the example in its own process on root.
 func start(t *testing.T, root string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "--root-dir", root)
+	return startArgs(t, "--root-dir", root)
+}
+
+// startArgs runs the example in its own process with args.
+func startArgs(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), runEnv+"=1")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -41,10 +47,17 @@ func start(t *testing.T, root string) *exec.Cmd {
 	return cmd
 }
 
-// handled reads the handler's log: the positions in the order logged.
+// handled reads the log of the handler of the node in root.
 func handled(t *testing.T, root string) []uint64 {
 	t.Helper()
-	f, err := os.Open(filepath.Join(root, "eventcounter", "handled.log"))
+	return handledIn(t, filepath.Join(root, "eventcounter"))
+}
+
+// handledIn reads the handler's log in its state dir: the positions in the
+// order logged.
+func handledIn(t *testing.T, stateDir string) []uint64 {
+	t.Helper()
+	f, err := os.Open(filepath.Join(stateDir, "handled.log"))
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -149,5 +162,48 @@ func TestEventCounterResumesAfterKill9WithNoGapAndNoLoss(t *testing.T) {
 	}
 	if uint64(len(h)) < end {
 		t.Fatalf("handled %d positions; the node had committed %d", len(h), end)
+	}
+}
+
+// Out of process: a reader of the node's event stream on its journal socket
+// is killed with SIGKILL while the node goes on journaling, and started
+// again with its saved cursor: its log then holds every position the node
+// committed, each once, in order, also those committed while it was dead.
+func TestEventStreamReaderResumesAfterKill9WhileTheNodeRuns(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	node := start(t, root)
+	reader := startArgs(t, "--node-root-dir", root, "--state-dir", state)
+	waitFor(t, "30 events read", func() (bool, string) {
+		n := len(handledIn(t, state))
+		return n >= 30, fmt.Sprintf("%d read", n)
+	})
+	if err := reader.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = reader.Wait()
+	h := handledIn(t, state)
+	before := h[len(h)-1]
+	waitFor(t, "20 more events committed while the reader is dead", func() (bool, string) {
+		end := journalEnd(t, root)
+		return end >= before+20, fmt.Sprintf("the node is at %d, the reader stopped at %d", end, before)
+	})
+	reader = startArgs(t, "--node-root-dir", root, "--state-dir", state)
+	end := journalEnd(t, root)
+	waitFor(t, "the reader caught up with the node", func() (bool, string) {
+		h := handledIn(t, state)
+		return len(h) > 0 && h[len(h)-1] >= end, fmt.Sprintf("read up to %d of %d", len(h), end)
+	})
+	for _, cmd := range []*exec.Cmd{reader, node} {
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("eventcounter after SIGTERM: %v", err)
+		}
+	}
+	for i, pos := range handledIn(t, state) {
+		if pos != uint64(i+1) {
+			t.Fatalf("the reader's line %d is position %d: a gap or a duplicate (kill -9 after position %d)", i+1, pos, before)
+		}
 	}
 }
