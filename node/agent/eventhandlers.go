@@ -28,7 +28,8 @@ import (
 //
 // Handle runs on its own goroutine, one per handler, and may block: the node
 // does not wait for it (a slow handler falls behind and reads the journal
-// file as it catches up).
+// file as it catches up). It should return soon after its ctx ends: Agent.Stop
+// waits for it.
 type EventHandler interface {
 	// Cursor returns the Position of the first record to hand out (the
 	// saved Position+1; 0 or 1 for the whole journal). It is called when
