@@ -160,11 +160,11 @@ func TestJournalReplayOnARunningNode(t *testing.T) {
 	dir := t.TempDir()
 	j := replaytest.Write(ctx, t, dir)
 	defer j.Close()
-	l, err := journal.ListenCopies(dir)
+	l, err := journal.Listen(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = j.ServeCopies(ctx, l) }()
+	go func() { _ = j.Serve(ctx, l) }()
 
 	var out syncBuffer
 	if err := runJournalCmd(ctx, &out, "replay", "--root-dir", dir); err != nil ||
