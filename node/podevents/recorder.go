@@ -247,3 +247,18 @@ func (r Recorder) Rebuilt(pod *corev1.Pod, damage string) {
 	r.rec.Eventf(pod, corev1.EventTypeWarning, JournalRebuilt,
 		"The pod's journal history was lost (%s); its state was rebuilt from the container runtime, running containers adopted", damage)
 }
+
+// ActorRespawned is the reason of the Warning event of a pod whose actor
+// failed too often and is started again after back-off.
+const ActorRespawned = "ActorRespawned"
+
+var _ actors.RespawnSink = Recorder{}
+
+// Respawning implements actors.RespawnSink: a Warning event on the pod.
+func (r Recorder) Respawning(pod *corev1.Pod, _ string, after time.Duration, respawns int) {
+	if pod == nil {
+		return
+	}
+	r.rec.Eventf(pod, corev1.EventTypeWarning, ActorRespawned,
+		"The pod's actor failed too often and was stopped; it is started again in %s (respawn %d), reloading the pod from the journal", after, respawns)
+}
