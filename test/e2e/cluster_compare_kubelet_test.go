@@ -248,8 +248,9 @@ func TestClusterCompareKubelet(t *testing.T) {
 		return slices.Compact(out)
 	}
 
-	// Steady states, on both nodes.
-	waitWithin(t, 4*time.Minute, "every pod's steady state on both nodes", func() (bool, string) {
+	// Steady states, on both nodes. A pod that does not reach it on one
+	// node is a difference the table below shows: not fatal here.
+	steadyWithin(t, 3*time.Minute, "every pod's steady state on both nodes", func() (bool, string) {
 		var missing []string
 		for _, m := range members {
 			for _, cc := range cases {
@@ -332,4 +333,22 @@ func orNone(s []string) string {
 		return "(none)"
 	}
 	return strings.Join(s, ", ")
+}
+
+// steadyWithin polls cond every 100ms until it holds or within passed;
+// then it logs what was still missing and returns.
+func steadyWithin(t *testing.T, within time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Logf("not reached in %v: %s; still missing: %s", within, what, why)
+			return
+		}
+		time.Sleep(100 * time.Millisecond) // polling the API server, with a deadline
+	}
 }
