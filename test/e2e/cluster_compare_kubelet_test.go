@@ -300,14 +300,16 @@ func TestClusterCompareKubelet(t *testing.T) {
 }
 
 // comparePod is a pod of the comparison: bound to node, no service account
-// token (no volume to differ on), a short grace period.
+// token (no volume to differ on), the node's DNS (neither node has a
+// cluster DNS; for ClusterFirst the kubelet warns MissingClusterDNS, which
+// actorlet does not emit: see the README's table), a short grace period.
 func comparePod(name, node string, ctr corev1.Container) *corev1.Pod {
 	grace := int64(2)
 	no := false
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"e2e": "compare-kubelet"}},
 		Spec: corev1.PodSpec{
-			NodeName: node, Containers: []corev1.Container{ctr},
+			NodeName: node, Containers: []corev1.Container{ctr}, DNSPolicy: corev1.DNSDefault,
 			TerminationGracePeriodSeconds: &grace, AutomountServiceAccountToken: &no,
 		},
 	}
