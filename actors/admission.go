@@ -13,6 +13,41 @@ type Admitter interface {
 	Admit(pod *corev1.Pod, admitted []*corev1.Pod) (reason, message string)
 }
 
+// Admitters asks each admitter in turn: a pod is admitted only if all admit
+// it, and the first rejection wins, with its reason and message (the
+// admitters after it are not asked). A rejected pod is journaled as rejected
+// (PodRejected): it goes Failed with that reason and message in its status,
+// gets an event, and never gets a sandbox, as in the kubelet.
+type Admitters []Admitter
+
+// Admit implements Admitter.
+func (as Admitters) Admit(pod *corev1.Pod, admitted []*corev1.Pod) (reason, message string) {
+	for _, a := range as {
+		if reason, message = a.Admit(pod, admitted); reason != "" {
+			return reason, message
+		}
+	}
+	return "", ""
+}
+
+// JoinAdmitters is first followed by more, nil ones left out; nil if none
+// is left, the one if one is.
+func JoinAdmitters(first Admitter, more ...Admitter) Admitter {
+	var as Admitters
+	for _, a := range append([]Admitter{first}, more...) {
+		if a != nil {
+			as = append(as, a)
+		}
+	}
+	switch len(as) {
+	case 0:
+		return nil
+	case 1:
+		return as[0]
+	}
+	return as
+}
+
 // admission is the Supervisor's record of the pods holding the node's
 // resources: admitted, or accepted by an earlier run, and not removed.
 type admission struct {

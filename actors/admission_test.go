@@ -190,3 +190,37 @@ func sandboxes(t *testing.T, client *cri.Client, uid string) int {
 	}
 	return len(list)
 }
+
+// named rejects every pod with its own reason, and counts the pods asked.
+type named struct {
+	reason string
+	asked  int
+}
+
+func (n *named) Admit(*corev1.Pod, []*corev1.Pod) (string, string) {
+	n.asked++
+	return n.reason, "rejected by " + n.reason
+}
+
+// Admitters: all must admit; the first rejection wins and the ones after it
+// are not asked.
+func TestAdmittersFirstRejectionWins(t *testing.T) {
+	yes1, yes2, no1, no2 := &named{}, &named{}, &named{reason: "First"}, &named{reason: "Second"}
+	as := Admitters{yes1, no1, yes2, no2}
+	reason, message := as.Admit(testPod("a"), nil)
+	if reason != "First" || message != "rejected by First" {
+		t.Fatalf("Admit: %q %q, want the first rejection", reason, message)
+	}
+	if yes1.asked != 1 || no1.asked != 1 || yes2.asked != 0 || no2.asked != 0 {
+		t.Fatalf("asked %d %d %d %d, want 1 1 0 0", yes1.asked, no1.asked, yes2.asked, no2.asked)
+	}
+	if reason, _ := (Admitters{yes1, yes2}).Admit(testPod("a"), nil); reason != "" {
+		t.Fatalf("all admit, got rejection %q", reason)
+	}
+	if JoinAdmitters(nil) != nil || JoinAdmitters(nil, yes1) != Admitter(yes1) {
+		t.Fatal("JoinAdmitters must leave nil admitters out")
+	}
+	if got, ok := JoinAdmitters(yes1, nil, no1).(Admitters); !ok || len(got) != 2 {
+		t.Fatalf("JoinAdmitters(yes, nil, no) = %#v", got)
+	}
+}

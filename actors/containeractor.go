@@ -198,16 +198,7 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 			res.StartedAtUnixNano, res.FinishedAtUnixNano = st.GetStartedAt(), st.GetFinishedAt()
 		}
 	case lifecycle.RemoveContainer:
-		err := rt.RemoveContainer(ctx, e.ID)
-		if cri.KindOf(err) == cri.FailedPrecondition {
-			// Still running, though the journal has it exited (a start
-			// whose reply was lost in a crash took effect after all):
-			// kill it, then remove it.
-			if serr := rt.StopContainer(ctx, e.ID, 0); serr == nil {
-				err = rt.RemoveContainer(ctx, e.ID)
-			}
-		}
-		if err != nil {
+		if err := a.removeContainer(ctx, e.ID); err != nil {
 			return fail(res, "RemoveContainerError", err)
 		}
 	case lifecycle.StopSandbox:
@@ -223,6 +214,13 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 				err = rt.RemovePodSandbox(ctx, e.ID)
 			}
 		}
+		if cri.KindOf(err) == cri.FailedPrecondition {
+			// A container in it the runtime will not remove (see
+			// removeContainer): remove them one by one, then the sandbox.
+			if rerr := a.removeSandboxContainers(ctx, e.ID); rerr == nil {
+				err = rt.RemovePodSandbox(ctx, e.ID)
+			}
+		}
 		if err != nil {
 			return fail(res, "RemovePodSandboxError", err)
 		}
@@ -230,6 +228,71 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		return fail(res, "Unknown", fmt.Errorf("unknown effect %T", e))
 	}
 	return res, nil
+}
+
+// strandedTaskEnder is a runtime that can end the task of a container it
+// reports exited but will not remove (cri.Client on containerd; see
+// cri.Client.EndStrandedTask).
+type strandedTaskEnder interface {
+	EndStrandedTask(ctx context.Context, id string) error
+}
+
+// removeContainer removes a container the pod is done with, also one the
+// runtime refuses to remove (FailedPrecondition):
+//   - one still running, though the journal has it exited (a start whose
+//     reply was lost in a crash took effect after all): it is killed
+//     (StopContainer with no grace), then removed;
+//   - one the runtime reports EXITED whose task still exists (containerd,
+//     a StartContainer cut by a crash inside its task creation): no CRI
+//     call ends that task, so it is ended through the runtime's own task
+//     service, then the container removed.
+//
+// It never starts anything, and ends nothing the pod still wants: the
+// caller removes only containers the core has given up (RemoveContainer,
+// RemoveSandbox).
+func (a *containerActor) removeContainer(ctx context.Context, id string) error {
+	rt := a.deps.Runtime
+	err := rt.RemoveContainer(ctx, id)
+	if cri.KindOf(err) != cri.FailedPrecondition {
+		return err
+	}
+	if serr := rt.StopContainer(ctx, id, 0); serr != nil {
+		return err
+	}
+	if err = rt.RemoveContainer(ctx, id); cri.KindOf(err) != cri.FailedPrecondition {
+		return err
+	}
+	ender, ok := rt.(strandedTaskEnder)
+	if !ok {
+		return err
+	}
+	st, serr := rt.ContainerStatus(ctx, id)
+	if serr != nil || st.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
+		return err
+	}
+	a.deps.Logger.Warn("the runtime reports the container exited but will not remove it: ending its task",
+		zap.String("pod", a.uid), zap.String("container", id), zap.String("reason", st.GetReason()),
+		zap.String("message", st.GetMessage()), zap.Error(err))
+	if eerr := ender.EndStrandedTask(ctx, id); eerr != nil {
+		return errors.Join(err, eerr)
+	}
+	return rt.RemoveContainer(ctx, id)
+}
+
+// removeSandboxContainers removes every container of sandbox id (see
+// removeContainer), for a sandbox the runtime will not remove.
+func (a *containerActor) removeSandboxContainers(ctx context.Context, id string) error {
+	list, err := a.deps.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: id})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range list {
+		if err := a.removeContainer(ctx, c.GetId()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // containerEnv resolves a container's environment (see podspec.ContainerEnv). The

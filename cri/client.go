@@ -17,11 +17,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
 )
 
 // DefaultTimeout is the per-call deadline when Options.Timeout is zero. It matches the
@@ -44,7 +46,19 @@ type Options struct {
 	// SlowCall is how long a call may go unanswered before it is logged as hanging
 	// (DefaultSlowCall when zero).
 	SlowCall time.Duration
+	// Clock gives the listing times of PodViews (PodView.ListedAt), which
+	// the lifecycle compares with journaled creation times, so it must be
+	// the node's clock (default: the real clock).
+	Clock clock.PassiveClock
+	// StatusConcurrency bounds the Status calls one listing has in flight
+	// (DefaultStatusConcurrency when zero; 1 for a runtime that must be
+	// called from one goroutine, as the deterministic simulation's).
+	StatusConcurrency int
 }
+
+// DefaultStatusConcurrency is the default Options.StatusConcurrency: a
+// node that lost its journal asks for every object it runs.
+const DefaultStatusConcurrency = 16
 
 // DefaultSlowCall is the default Options.SlowCall.
 const DefaultSlowCall = 15 * time.Second
@@ -68,10 +82,16 @@ type Observer interface {
 type Client struct {
 	runtime runtimeapi.RuntimeServiceClient
 	image   runtimeapi.ImageServiceClient
+	// statusConcurrency: see Options.StatusConcurrency.
+	statusConcurrency int
+	// tasks is containerd's task service on the runtime's socket, for
+	// EndStrandedTask only (other runtimes answer Unimplemented).
+	tasks   tasksapi.TasksClient
 	timeout time.Duration
 	log     *zap.Logger
 	obs     Observer
 	slow    time.Duration
+	clock   clock.PassiveClock
 	// endpoint names the runtime in errors of calls that concern no single object.
 	endpoint string
 	// conns are closed by Close; empty for clients made by NewFromConn.
@@ -158,13 +178,22 @@ func newClient(runtimeConn, imageConn grpc.ClientConnInterface, opts Options) *C
 	if opts.SlowCall <= 0 {
 		opts.SlowCall = DefaultSlowCall
 	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.StatusConcurrency <= 0 {
+		opts.StatusConcurrency = DefaultStatusConcurrency
+	}
 	return &Client{
-		obs:     opts.Observer,
-		slow:    opts.SlowCall,
-		runtime: runtimeapi.NewRuntimeServiceClient(runtimeConn),
-		image:   runtimeapi.NewImageServiceClient(imageConn),
-		timeout: opts.Timeout,
-		log:     opts.Logger,
+		statusConcurrency: opts.StatusConcurrency,
+		clock:             opts.Clock,
+		obs:               opts.Observer,
+		slow:              opts.SlowCall,
+		runtime:           runtimeapi.NewRuntimeServiceClient(runtimeConn),
+		image:             runtimeapi.NewImageServiceClient(imageConn),
+		tasks:             tasksapi.NewTasksClient(runtimeConn),
+		timeout:           opts.Timeout,
+		log:               opts.Logger,
 	}
 }
 

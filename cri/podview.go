@@ -160,7 +160,7 @@ func (c *Client) ListPodsKnown(ctx context.Context, known *Known) (map[string]*P
 // ListPod returns the view of one pod. A pod with nothing in the runtime gets an empty view
 // with only UID set (not an error).
 func (c *Client) ListPod(ctx context.Context, podUID string) (*PodView, error) {
-	start := time.Now()
+	start := c.clock.Now()
 	pods, err := c.listPods(ctx, podUID, nil)
 	if err != nil {
 		return nil, err
@@ -170,9 +170,6 @@ func (c *Client) ListPod(ctx context.Context, podUID string) (*PodView, error) {
 	}
 	return &PodView{UID: podUID, ListedAt: start}, nil
 }
-
-// statusConcurrency bounds the Status calls one listing has in flight.
-const statusConcurrency = 16
 
 // statusCache holds the objects of earlier views. An object listed again with the same ID and
 // state cannot have changed the fields only its Status call gives (IP of a ready sandbox;
@@ -221,7 +218,7 @@ func (sc *statusCache) container(id string, state ContainerState) (Container, bo
 // listPods lists the managed objects (of one pod when podUID is set) and completes them with
 // Status calls, skipping those the cache answers.
 func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache) (map[string]*PodView, error) {
-	start := time.Now()
+	start := c.clock.Now()
 	sel := managedSelector(podUID)
 	sandboxes, err := c.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
 	if err != nil {
@@ -249,12 +246,24 @@ func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache
 		}
 		return v
 	}
-	// The Status calls go out statusConcurrency at a time: a node that
-	// lost its journal asks for every object it runs.
+	// The Status calls go out Options.StatusConcurrency at a time: a node
+	// that lost its journal asks for every object it runs.
 	sbs, sbOK := make([]Sandbox, len(sandboxes)), make([]bool, len(sandboxes))
 	cts, ctOK := make([]Container, len(containers)), make([]bool, len(containers))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(statusConcurrency)
+	g.SetLimit(c.statusConcurrency)
+	do := g.Go
+	var inlineErr error
+	if c.statusConcurrency == 1 {
+		// One at a time on the caller's goroutine (a runtime that must be
+		// called from one goroutine, as the simulation's).
+		gctx = ctx
+		do = func(f func() error) {
+			if inlineErr == nil {
+				inlineErr = f()
+			}
+		}
+	}
 	for i, ps := range sandboxes {
 		if pod(ps.GetLabels()) == nil {
 			continue
@@ -263,7 +272,7 @@ func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache
 			sbs[i], sbOK[i] = s, true
 			continue
 		}
-		g.Go(func() (err error) {
+		do(func() (err error) {
 			sbs[i], sbOK[i], err = c.sandbox(gctx, ps, nil)
 			return err
 		})
@@ -276,12 +285,12 @@ func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache
 			cts[i], ctOK[i] = ct, true
 			continue
 		}
-		g.Go(func() (err error) {
+		do(func() (err error) {
 			cts[i], ctOK[i], err = c.container(gctx, pc, nil)
 			return err
 		})
 	}
-	if err := g.Wait(); err != nil {
+	if err := cmp.Or(g.Wait(), inlineErr); err != nil {
 		return nil, err
 	}
 	for i, ps := range sandboxes {

@@ -22,7 +22,7 @@ func TestServeCopiesWhileOpen(t *testing.T) {
 	if _, err := OpenReadOnly(ctx, dir, testOptions(t)); !errors.Is(err, ErrLocked) {
 		t.Fatalf("OpenReadOnly of a held journal: %v, want ErrLocked", err)
 	}
-	l, err := ListenCopies(dir)
+	l, err := Listen(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestServeCopiesWhileOpen(t *testing.T) {
 		t.Fatalf("socket: %v %v, want mode 0600", fi.Mode(), err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- j.ServeCopies(ctx, l) }()
+	go func() { done <- j.Serve(ctx, l) }()
 	for round, want := range []uint64{3, 5} {
 		if round == 1 {
 			appendT(t, j, "p", evs("p", 4, 2)...)

@@ -71,9 +71,11 @@
 // (or 1, 2, ... without snapshot), without gaps. SaveSnapshot writes the
 // snapshot and deletes the records it covers in one transaction, so no
 // record with seq <= snapshot.seq remains; Delete removes all of the pod's
-// records and its snapshot. Numbers of records deleted at the end of the log
-// may be used again after a restart: record numbers only grow in commit
-// order.
+// records and its snapshot. Record numbers only grow in commit order and are
+// never used twice: the log bucket's sequence keeps the largest one used
+// (files written before it start from their largest key). They are the
+// cursor of Records and Follow (follow.go), which hand out the log in order
+// to event handlers.
 //
 // Schema version 2 (this layout without frames) is migrated by Open, in one
 // transaction: every value is framed as it is (migrateV2). Schema version 1
@@ -173,10 +175,13 @@
 // # Reading a running node's journal
 //
 // A running node holds the file's lock, so tools cannot open it. The node
-// serves consistent copies instead (ServeCopies on <dir>/journal.sock, mode
-// 0600): each connection gets a complete bbolt file written from one read
-// transaction (Tx.WriteTo), which FetchCopy stores and OpenReadOnly opens.
-// `actorlet journal` does so when the file is locked.
+// serves its journal over HTTP on <dir>/journal.sock instead (Serve; mode
+// 0600, so only the node's user may connect): GET /journal.db answers a
+// complete bbolt file written from one read transaction (Tx.WriteTo), which
+// FetchCopy stores and OpenReadOnly opens (`actorlet journal` does so when
+// the file is locked); GET /events?from=N&follow=1 answers the log's records
+// as newline-delimited JSON (EventLine), for event handlers in any language
+// (ReadEvents in Go, `actorlet journal events --follow --from N`).
 //
 // # Locking
 //

@@ -35,10 +35,10 @@ type podIndex struct {
 	// records is the number of records in pods.
 	records int
 	// lastKey is the largest log key used, 0 if none: the next record is
-	// lastKey+1. Records deleted at the end of the log leave it as it is
-	// while the journal is open; Open derives it from the file, so their
-	// numbers may be used again after a restart (keys only need to grow in
-	// commit order).
+	// lastKey+1. Records deleted at the end of the log leave it as it is;
+	// the log bucket's sequence keeps it in the file (from this build on:
+	// older files start from their largest key), so a record number is
+	// never used twice (Follow's cursor is one).
 	lastKey uint64
 }
 
@@ -100,6 +100,7 @@ func buildIndex(tx *bolt.Tx) podIndex {
 		}
 		e.snapSeq, e.last = sn.seq, sn.seq
 	}
+	x.lastKey = tx.Bucket(bucketLog).Sequence()
 	c = tx.Bucket(bucketLog).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		r := readLogRecord(k, v)

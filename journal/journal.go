@@ -24,9 +24,11 @@ type Journal struct {
 	readOnly    bool
 	quarantined *QuarantinedError
 
-	// queue and writerDone are nil for a read-only journal.
+	// queue, writerDone and commits are nil for a read-only journal.
 	queue      *queue
 	writerDone chan struct{}
+	// commits wakes Follow after each commit.
+	commits *commitSignal
 
 	// idx is the in-memory index of the log (see index); staging is the
 	// writer's, for the batch it commits.
@@ -80,6 +82,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Journal, error) {
 		quarantined: q,
 		queue:       newQueue(),
 		writerDone:  make(chan struct{}),
+		commits:     newCommitSignal(),
 	}
 	j.idx.podIndex = idx
 	go j.runWriter()
@@ -155,6 +158,7 @@ func (j *Journal) Close() error {
 			j.queue.close()
 			<-j.writerDone
 		}
+		j.commits.close()
 		if err := j.db.Close(); err != nil {
 			j.closeErr = fmt.Errorf("close journal %s: %w", j.path, err)
 		}

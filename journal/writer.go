@@ -108,6 +108,12 @@ func (j *Journal) commit(batch []*request) {
 		if wrote == 0 {
 			return errNothingWritten
 		}
+		// The log's sequence keeps the largest record number ever used, so
+		// that numbers are never used again, also after a restart (Follow's
+		// cursor is one).
+		if last := s.next - 1; last > w.log.Sequence() {
+			return w.log.SetSequence(last)
+		}
 		return nil
 	})
 	if errors.Is(txErr, errNothingWritten) {
@@ -134,6 +140,7 @@ func (j *Journal) commit(batch []*request) {
 		txErr = fmt.Errorf("commit to journal %s: %w", j.path, txErr)
 	} else if wrote > 0 {
 		j.stats.recordCommit(wrote, records, bytes, !j.opts.NoSync)
+		j.commits.committed()
 	}
 	for i, r := range batch {
 		switch {

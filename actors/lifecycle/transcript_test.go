@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/journal/replay"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -45,6 +46,9 @@ func TestTranscripts(t *testing.T) {
 			}
 			return out
 		})
+		if p := replay.Fold("uid-1", nil, h.journal); len(p.Divergences) > 0 {
+			t.Errorf("journal replay found divergences in the transcript's journal: %v", p.Divergences)
+		}
 	})
 }
 

@@ -81,7 +81,13 @@ func (r *Runtime) scheduleExitLocked(c *container, p exitPlan) {
 	d := max(time.Duration(p.at-r.now()), 0)
 	// The callback must not take r.mu synchronously: FakeClock runs it
 	// with its own lock held, while RPCs take the clock's lock under r.mu.
-	c.timer = r.afterFunc(d, func() { go r.fireExit(c, seq) })
+	c.timer = r.afterFunc(d, func() {
+		if r.opts.SyncTimers {
+			r.fireExit(c, seq)
+			return
+		}
+		go r.fireExit(c, seq)
+	})
 }
 
 // fireExit carries out a pending exit unless it was superseded.

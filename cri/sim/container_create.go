@@ -60,7 +60,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 		logDir = sb.logDir
 	}
 	c := &container{
-		id:          newID(),
+		id:          r.newID(),
 		sb:          sb,
 		name:        name,
 		meta:        cloneMsg(meta),

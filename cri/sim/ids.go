@@ -12,3 +12,12 @@ func newID() string {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
 	return hex.EncodeToString(b[:])
 }
+
+// newID returns the ID of a new sandbox or container: Options.NewID's, or
+// a random one. r.mu must be held.
+func (r *Runtime) newID() string {
+	if r.opts.NewID != nil {
+		return r.opts.NewID()
+	}
+	return newID()
+}

@@ -55,6 +55,17 @@ type Options struct {
 	// state (Runtime.Restart); Runtime.Faults counts what was injected.
 	Faults    *faults.Plan
 	FaultSeed uint64
+	// NewID, if set, makes the IDs of new sandboxes and containers (it is
+	// called with the runtime's lock held and must not call the runtime).
+	// Default: random 64-hex-digit IDs. A deterministic simulation sets it
+	// so that a run's IDs, and so its journals, repeat with its seed.
+	NewID func() string
+	// SyncTimers runs scheduled exits in the Clock's timer callback itself
+	// instead of a new goroutine. Only for a Clock that runs callbacks
+	// without holding a lock the runtime's calls take (a deterministic
+	// simulation's clock, driven from the goroutine that makes the calls);
+	// FakeClock and the real clock need the default.
+	SyncTimers bool
 }
 
 // withDefaults validates o and returns a copy with defaults filled in.

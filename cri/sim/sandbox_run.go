@@ -50,7 +50,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 		ns = &runtimeapi.NamespaceOption{}
 	}
 	sb := &sandbox{
-		id:          newID(),
+		id:          r.newID(),
 		name:        name,
 		podUID:      podUID,
 		meta:        cloneMsg(meta),

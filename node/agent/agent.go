@@ -95,6 +95,13 @@ type Config struct {
 	Events actors.EventSink
 	// Admission, when set, decides whether a new pod fits the node.
 	Admission actors.Admitter
+	// AdmitHandlers are further admit handlers (user code), asked after
+	// Admission, in order: a pod runs only if all admit it, and the first
+	// rejection wins (see actors.Admitters).
+	AdmitHandlers []actors.Admitter
+	// EventHandlers get every journaled event of the node from their own
+	// cursors, each on its own goroutine (see EventHandler).
+	EventHandlers []EventHandler
 	// EnvSource, when set, reads the ConfigMaps and Secrets container
 	// environments refer to (nil: such references fail unless optional).
 	EnvSource podspec.EnvSource
@@ -259,7 +266,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	deps := actors.Deps{
 		Probers: prober, Hooks: prober, Volumes: vols,
 		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
-		Events: actors.EventSinks{cfg.Events, km, podevents.NewLog(log.Named("pod"))}, Rebuilt: rebuilt, AppendHealth: a.journalHealth, Admission: cfg.Admission, EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
+		Events: actors.EventSinks{cfg.Events, km, podevents.NewLog(log.Named("pod"))}, Rebuilt: rebuilt, AppendHealth: a.journalHealth, Admission: actors.JoinAdmitters(cfg.Admission, cfg.AdmitHandlers...), EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
 		PodConfig: podspec.Options{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
@@ -344,15 +351,22 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}()
 	// `actorlet journal` reads the running node's journal through this
 	// socket (the file itself is locked).
-	if l, err := journal.ListenCopies(cfg.RootDir); err != nil {
+	if l, err := journal.Listen(cfg.RootDir); err != nil {
 		log.Warn("the journal socket is not served; `actorlet journal` works only while the node is stopped", zap.Error(err))
 	} else {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			if err := j.ServeCopies(runCtx, l); err != nil {
+			if err := j.Serve(runCtx, l); err != nil {
 				log.Warn("journal socket stopped", zap.Error(err))
 			}
+		}()
+	}
+	for _, h := range cfg.EventHandlers {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			runEventHandler(runCtx, j, h, log.Named("events"))
 		}()
 	}
 	if gc != nil {

@@ -119,7 +119,19 @@ func (e *containerdEnv) nodeDirs(t *testing.T, name string) nodeDirs {
 				if err := e.client.StopPodSandbox(ctx, sb.ID); err != nil {
 					t.Logf("cleanup: stop sandbox %s: %v", sb.ID, err)
 				}
-				if err := e.client.RemovePodSandbox(ctx, sb.ID); err != nil {
+				err := e.client.RemovePodSandbox(ctx, sb.ID)
+				if cri.KindOf(err) == cri.FailedPrecondition {
+					// A container containerd reports exited but keeps a
+					// task for (see cri.Client.EndStrandedTask): end its
+					// task, so a failed test leaves nothing to the next.
+					for _, c := range v.Containers {
+						if c.SandboxID == sb.ID && c.State == cri.ContainerExited {
+							_ = e.client.EndStrandedTask(ctx, c.ID)
+						}
+					}
+					err = e.client.RemovePodSandbox(ctx, sb.ID)
+				}
+				if err != nil {
 					t.Logf("cleanup: remove sandbox %s: %v", sb.ID, err)
 				}
 			}

@@ -100,6 +100,7 @@ func runChurn(t *testing.T, rt churnRuntime, d nodeDirs, kills int) {
 			}
 			checkConverged(t, rt, d, n, desired, &seen)
 			n.stop()
+			checkReplay(t, d, "the end")
 			return
 		}
 		// Churn, then kill at a random point of the journal's progress.
@@ -120,6 +121,17 @@ func runChurn(t *testing.T, rt churnRuntime, d nodeDirs, kills int) {
 		if out, errOut, code := runCLI(t, "journal", "verify", "--root-dir", d.root); code != 0 {
 			t.Fatalf("kill %d: journal verify exit %d: %s%s", k+1, code, out, errOut)
 		}
+		checkReplay(t, d, fmt.Sprintf("kill %d", k+1))
+	}
+}
+
+// checkReplay checks that `actorlet journal replay` re-folds every pod of
+// the node's journal without divergence or damage.
+func checkReplay(t *testing.T, d nodeDirs, when string) {
+	t.Helper()
+	out, errOut, code := runCLI(t, "journal", "replay", "--root-dir", d.root)
+	if code != 0 || !strings.Contains(out, " 0 divergences, 0 damaged\n") {
+		t.Fatalf("%s: journal replay exit %d: %s%s", when, code, out, errOut)
 	}
 }
 

@@ -65,15 +65,27 @@ func newJournalCommand() *cobra.Command {
 	var (
 		follow   bool
 		interval time.Duration
+		from     uint64
 	)
 	events := &cobra.Command{
-		Use:   "events <namespace/name | uid>",
-		Short: "Print the timeline of one pod's events (--follow: and then its new events)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "events [namespace/name | uid]",
+		Short: "Print the node's events (--follow: and then its new events); with a pod, that pod's timeline",
+		Long: "Without a pod: every event of the node in journal order, from position --from, one line each\n" +
+			"(POSITION TIME POD SEQ EVENT DESCRIPTION; -o json: the lines of GET /events on <root-dir>/" + journal.SocketName + ").\n" +
+			"The position is the cursor: a reader that handled the event at position N resumes with --from N+1.\n" +
+			"With --follow it reads the running node's stream and waits for new events.\n" +
+			"With a pod: that pod's timeline (snapshot and events); --follow reads the journal again every --interval.",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			asJSON, err := format()
 			if err != nil {
 				return err
+			}
+			if len(args) == 0 {
+				return nodeEvents(cmd.Context(), cmd.OutOrStdout(), rootDir, from, follow, asJSON)
+			}
+			if cmd.Flags().Changed("from") {
+				return errors.New("--from is a position in the node's stream: give it without a pod")
 			}
 			j, err := open(cmd.Context())
 			if err != nil {
@@ -87,8 +99,9 @@ func newJournalCommand() *cobra.Command {
 			return followEvents(cmd.Context(), cmd.OutOrStdout(), open, uid, last, interval, asJSON)
 		},
 	}
-	events.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing the pod's new events until interrupted")
-	events.Flags().DurationVar(&interval, "interval", time.Second, "with --follow, how often to look for new events")
+	events.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until interrupted")
+	events.Flags().DurationVar(&interval, "interval", time.Second, "with a pod and --follow, how often to look for new events")
+	events.Flags().Uint64Var(&from, "from", 1, "without a pod, the position of the first event to print")
 	cmd.AddCommand(events)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "verify",
@@ -134,6 +147,7 @@ func newJournalCommand() *cobra.Command {
 			return nil
 		},
 	})
+	cmd.AddCommand(newJournalReplayCommand(&rootDir, format))
 	return cmd
 }
 

@@ -74,7 +74,7 @@ flag of the kubelet v1.37 with the kubelet's defaults (actorlet --help lists the
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCommand(), newSimRuntimeCommand(), newJournalCommand(), newVersionCommand())
-	root.AddCommand(newCRIProxyCommand())
+	root.AddCommand(newCRIProxyCommand(), newSimulateCommand())
 	return root
 }
 

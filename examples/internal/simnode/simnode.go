@@ -1,0 +1,71 @@
+// Package simnode starts an actorlet node on the in-process simulated
+// runtime, as `actorlet run --container-runtime-endpoint sim://` does, for
+// the examples: no root, no containerd, no cluster.
+package simnode
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/cri"
+	"github.com/actorlet/actorlet/cri/sim"
+	"github.com/actorlet/actorlet/node/agent"
+)
+
+// Node is a running node and its simulated runtime.
+type Node struct {
+	*agent.Agent
+	stopRuntime func()
+}
+
+// Start starts a node whose journal is in rootDir, running pods (an
+// embedded pod source named "example"), with cfg's extension points set by
+// with (nil for none). The simulated runtime lives in this process: its
+// pods end with it, and a node started again on rootDir recreates them.
+func Start(ctx context.Context, rootDir string, pods []*corev1.Pod, log *zap.Logger, with func(*agent.Config)) (*Node, error) {
+	rt, err := sim.New(sim.Options{Logger: log.Named("sim")})
+	if err != nil {
+		return nil, err
+	}
+	conn, stopConn, err := sim.InProcess(ctx, rt)
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	client := cri.NewFromConn(conn, conn, cri.Options{Timeout: 10 * time.Second, Logger: log.Named("cri")})
+	stopRuntime := func() { client.Close(); stopConn(); rt.Close() }
+	lc := lifecycle.DefaultConfig()
+	lc.BackoffInitial, lc.BackoffMax = 100*time.Millisecond, time.Second
+	cfg := agent.Config{
+		NodeName: "example", RootDir: rootDir, Runtime: client, RuntimeName: sim.DefaultRuntimeName,
+		PodLogsDir: rootDir + "/logs", Lifecycle: lc, RelistPeriod: time.Second, Logger: log,
+		Pods: map[string][]*corev1.Pod{"example": pods},
+		ActorOptions: []actor.ConfigOption{actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+			return slog.New(zapslog.NewHandler(log.Named("protoactor").Core()))
+		})},
+	}
+	if with != nil {
+		with(&cfg)
+	}
+	a, err := agent.Start(ctx, cfg)
+	if err != nil {
+		stopRuntime()
+		return nil, fmt.Errorf("start the node in %s: %w", rootDir, err)
+	}
+	return &Node{Agent: a, stopRuntime: stopRuntime}, nil
+}
+
+// Stop stops the node, then its runtime.
+func (n *Node) Stop(ctx context.Context) error {
+	err := n.Agent.Stop(ctx)
+	n.stopRuntime()
+	return err
+}
