@@ -160,7 +160,7 @@ func Translate(pod *corev1.Pod, ev *pb.Event) []Event {
 	case *pb.Event_ImagePulled:
 		p := e.ImagePulled
 		if p.PullNanos == 0 {
-			return normal(Pulled, fmt.Sprintf("Container image %q already present on machine", p.Image), p.Container)
+			return normal(Pulled, fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", p.Image), p.Container)
 		}
 		d := time.Duration(p.PullNanos)
 		return normal(Pulled, fmt.Sprintf("Successfully pulled image %q in %s (%s including waiting). Image size: %d bytes.",
@@ -181,13 +181,13 @@ func Translate(pod *corev1.Pod, ev *pb.Event) []Event {
 		return normal(SandboxChanged, "Pod sandbox changed, it will be killed and re-created.", "")
 	case *pb.Event_ContainerCreated:
 		if !e.ContainerCreated.Recovered {
-			return normal(Created, "Created container: "+e.ContainerCreated.Name, e.ContainerCreated.Name)
+			return normal(Created, "Container created", e.ContainerCreated.Name)
 		}
 	case *pb.Event_ContainerFailed:
 		return warning(Failed, "Error: "+e.ContainerFailed.Message, e.ContainerFailed.Name)
 	case *pb.Event_ContainerStarted:
 		if !e.ContainerStarted.Recovered {
-			return normal(Started, "Started container "+e.ContainerStarted.Name, e.ContainerStarted.Name)
+			return normal(Started, "Container started", e.ContainerStarted.Name)
 		}
 	case *pb.Event_BackOffStarted:
 		b := e.BackOffStarted
