@@ -46,6 +46,14 @@ const (
 	EnvTCPPort = "SIM_TCP_PORT"
 )
 
+// AnnotationRunPodSandboxError is a pod annotation (the kubelet and
+// actorlet copy a pod's annotations into its PodSandboxConfig) that makes
+// every RunPodSandbox of the pod fail with gRPC code Unknown and the
+// annotation's value as message, as a runtime whose CNI plugin or sandbox
+// image fails does: a sandbox that can never be created, caused the same
+// way for any node agent on the runtime.
+const AnnotationRunPodSandboxError = "sim.actorlet.io/run-pod-sandbox-error"
+
 // Exit codes and reasons, as containerd reports them.
 const (
 	exitCodeKilled  = 137 // 128 + SIGKILL

@@ -22,6 +22,8 @@
 //   - Sandbox and container names (metadata incl. attempt) are reserved
 //     while the object exists: a second RunPodSandbox or CreateContainer
 //     with the same metadata fails with AlreadyExists.
+//   - A pod annotated with AnnotationRunPodSandboxError (its value is the
+//     message) never gets a sandbox: RunPodSandbox fails with Unknown.
 //   - Containers follow CREATED → RUNNING → EXITED. Their process is
 //     scripted by environment variables (EnvExitAfter, EnvExitCode,
 //     EnvExitReason, EnvStopExitCode, EnvStopDelay, EnvExecExitCode, and
