@@ -99,6 +99,10 @@ type Config struct {
 	// Admission, in order: a pod runs only if all admit it, and the first
 	// rejection wins (see actors.Admitters).
 	AdmitHandlers []actors.Admitter
+	// LifecycleHooks are asked at the stages of a pod's life they name,
+	// in order, and may delay or veto each step (see actors.LifecycleHook
+	// and lifecycle.Stage).
+	LifecycleHooks []actors.LifecycleHook
 	// EventHandlers get every journaled event of the node from their own
 	// cursors, each on its own goroutine (see EventHandler).
 	EventHandlers []EventHandler
@@ -171,6 +175,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.Lifecycle.BackoffInitial == 0 {
 		cfg.Lifecycle = lifecycle.DefaultConfig()
 	}
+	cfg.Lifecycle.HookStages |= actors.LifecycleHooks(cfg.LifecycleHooks).Stages()
 	if cfg.HostIP == "" {
 		cfg.HostIP = "127.0.0.1"
 	}
@@ -267,7 +272,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		Probers: prober, Hooks: prober, Volumes: vols,
 		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
 		Events: actors.EventSinks{cfg.Events, km, podevents.NewLog(log.Named("pod"))}, Rebuilt: rebuilt, AppendHealth: a.journalHealth, Admission: actors.JoinAdmitters(cfg.Admission, cfg.AdmitHandlers...), EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
-		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
+		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle, LifecycleHooks: cfg.LifecycleHooks,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
 		PodConfig: podspec.Options{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
 			MemoryCapacity: cfg.MemoryCapacity, CgroupsPerQOS: cfg.CgroupsPerQOS, CgroupRoot: cfg.CgroupRoot},
