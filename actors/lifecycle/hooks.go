@@ -244,7 +244,8 @@ func (d *decider) hookBackoff(holds uint32) time.Duration {
 
 // hookResult journals the verdict of a try handed out as RunHook (key
 // "<stage>/<container>/<attempt>/<try>"); a verdict for a try that is not
-// the step's latest undecided one is stale and ignored.
+// the step's latest undecided one, or for a removed pod, is stale and
+// ignored.
 func (d *decider) hookResult(rest string, res *pb.EffectResult) {
 	parts := strings.Split(rest, "/")
 	if len(parts) != 4 {
@@ -260,7 +261,7 @@ func (d *decider) hookResult(rest string, res *pb.EffectResult) {
 		return
 	}
 	rec := d.s.P.StageHooks[hookStepKey(parts[0], parts[1], uint32(attempt))]
-	if rec == nil || rec.Decided || rec.Try != uint32(try) {
+	if rec == nil || rec.Decided || rec.Try != uint32(try) || d.s.P.Removed {
 		return
 	}
 	ev := &pb.HookDecided{Stage: rec.Stage, Container: rec.Container, Attempt: rec.Attempt, Try: rec.Try,
@@ -320,6 +321,9 @@ func applyHookDecided(s *State, ev *pb.HookDecided, at int64) {
 	st, err := ParseStage(ev.Stage)
 	if err != nil {
 		return
+	}
+	if p := s.P; (p.Terminating || p.Rejected || p.DeadlineExceeded || p.Removed) && st != StageBeforeStop && st != StageTerminated {
+		return // a verdict that arrives once the pod is going or failed only is recorded
 	}
 	switch st {
 	case StageAccepted, StageBeforeSandbox:
