@@ -11,6 +11,7 @@ import (
 
 	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/node/agent"
 )
 
@@ -160,3 +161,48 @@ func TestLifecycleHookInterruptedTryIsNotRepeated(t *testing.T) {
 	}
 	e.checkViolations()
 }
+
+// A BeforeStop hook holds a removed pod's container while it delays (the
+// container keeps running), and the Terminated hook is asked once after
+// everything is gone; then the pod is removed.
+func TestLifecycleHookHoldsTheStop(t *testing.T) {
+	e := newEnv(t)
+	p := pod("web", corev1.RestartPolicyAlways)
+	p.Spec.TerminationGracePeriodSeconds = ptr(int64(600))
+	var mu sync.Mutex
+	draining := true
+	hook := &stepHook{stages: []lifecycle.Stage{lifecycle.StageBeforeStop, lifecycle.StageTerminated}, decide: func(_ context.Context, s actors.HookStep) lifecycle.Verdict {
+		mu.Lock()
+		defer mu.Unlock()
+		if s.Stage == lifecycle.StageBeforeStop && draining {
+			return lifecycle.Delay(20*time.Millisecond, "Draining", "connections open")
+		}
+		return lifecycle.Continue()
+	}}
+	a := e.startExt(func(c *agent.Config) { c.LifecycleHooks = []actors.LifecycleHook{hook} }, p)
+	defer a.Stop(context.Background())
+	waitFor(t, "web Running", func() (bool, string) {
+		ph, _ := phaseOf(a, "uid-web")
+		return ph == corev1.PodRunning, string(ph)
+	})
+	a.SetPods("test", nil)
+	waitFor(t, "the stop held for 3 tries", func() (bool, string) {
+		return hook.count(callKey("web", lifecycle.StageBeforeStop, "app", 1, 3)) == 1, fmt.Sprint(hook.snapshot())
+	})
+	if v, err := e.client.ListPod(context.Background(), "uid-web"); err != nil || len(v.Containers) != 1 || v.Containers[0].State != cri.ContainerRunning {
+		t.Fatalf("the held container does not run: %+v %v", v, err)
+	}
+	mu.Lock()
+	draining = false
+	mu.Unlock()
+	waitFor(t, "web removed", func() (bool, string) {
+		_, ok := a.Statuses().Get("uid-web")
+		return !ok, ""
+	})
+	if n := hook.count(callKey("web", lifecycle.StageTerminated, "", 0, 1)); n != 1 {
+		t.Fatalf("Terminated asked %d times: %v", n, hook.snapshot())
+	}
+	e.checkViolations()
+}
+
+func ptr[T any](v T) *T { return &v }
