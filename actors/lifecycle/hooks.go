@@ -16,23 +16,31 @@ import (
 // What a hook's verdict does at each stage (the kubelet's nearest
 // behaviour in brackets):
 //
-//	stage          asked                                   Delay                          Veto
-//	Accepted       once the pod is accepted, before         the pod waits, Pending;         the pod is rejected: Failed with
-//	               anything runs                            containers Waiting(reason)      the reason, no sandbox [admission]
-//	BeforeSandbox  before each sandbox attempt               as Accepted                     attempt 1: as Accepted; later: the
-//	                                                                                        pod Failed (reason), stopped [deadline]
-//	BeforeStart    before each container attempt is         the container Waiting(reason)   Waiting(reason), asked again after
-//	               created (after its image is there)       until the delay                 the crash-loop back-off [CreateContainerError]
-//	AfterStart     once a container attempt started          asked again after the delay     the container is killed (reason) and
-//	                                                                                        restarted per policy [FailedPostStartHook]
-//	BeforeStop     before a container of a terminating       the stop waits, at most until   recorded (an event); the stop goes on
-//	               pod is stopped                           the pod's grace period ends     [FailedPreStopHook]
-//	Terminated     once the pod's containers and sandbox     the pod's records wait          recorded; the pod is removed
-//	               are gone, before PodTerminated
+//   - Accepted: asked once the pod is accepted, before anything runs.
+//     Delay: the pod waits, Pending, its containers Waiting with the reason.
+//     Veto: the pod is rejected, Failed with the reason and message, and
+//     never gets a sandbox [an admission rejection].
+//   - BeforeSandbox: asked before each sandbox attempt. Delay: as Accepted.
+//     Veto: attempt 1 as Accepted; a later one fails the pod (Failed with
+//     the reason) and stops what is left of it [DeadlineExceeded].
+//   - BeforeStart: asked before each container attempt is created (its
+//     image present). Delay: the container waits with the reason. Veto: the
+//     same, asked again after the crash-loop back-off [CreateContainerError].
+//   - AfterStart: asked once a container attempt started. Delay: asked
+//     again later; the container runs meanwhile. Veto: the container is
+//     killed with the reason and restarted by the pod's policy
+//     [FailedPostStartHook].
+//   - BeforeStop: asked before a running container of a terminating pod is
+//     stopped. Delay: the stop waits, at most until the pod's grace period
+//     ends (the wait uses it up). Veto: recorded (an event); the stop goes
+//     on [FailedPreStopHook].
+//   - Terminated: asked once the pod's containers and sandbox are gone,
+//     before PodTerminated. Delay: the pod's records wait. Veto: recorded;
+//     the pod is removed.
 //
 // Every step is identified by its stage, container ("" for the pod's stages)
-// and attempt; see HookRequested for the journaled protocol and its
-// guarantee.
+// and attempt; see RunHook and actors.LifecycleHook for the journaled
+// protocol and its guarantee.
 type Stage uint8
 
 const (
