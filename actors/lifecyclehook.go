@@ -35,8 +35,9 @@ import (
 // pod's own worker, one call at a time per pod; calls for different pods
 // run concurrently.
 type LifecycleHook interface {
-	// Stages are the stages the hook is asked at. They are read once, when
-	// the node starts.
+	// Stages are the stages the hook is asked at. They must not change:
+	// the node reads them when it starts (the stages at which anything is
+	// asked) and at each step (which hooks are asked).
 	Stages() []lifecycle.Stage
 	// Hook decides about one step. It must not change step.Pod.
 	Hook(ctx context.Context, step HookStep) lifecycle.Verdict
