@@ -240,6 +240,8 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		if err != nil {
 			return fail(res, "RemovePodSandboxError", err)
 		}
+	case lifecycle.RunHook:
+		a.runLifecycleHook(ctx, e, m.pod, res)
 	default:
 		return fail(res, "Unknown", fmt.Errorf("unknown effect %T", e))
 	}
@@ -486,6 +488,8 @@ func effectWorker(e lifecycle.Effect) string {
 		return "c-" + e.Name
 	case lifecycle.RemoveContainer:
 		return "c-" + e.Name
+	case lifecycle.RunHook:
+		return "hooks"
 	default:
 		return "sandbox"
 	}

@@ -104,6 +104,10 @@ type Deps struct {
 	Probers Probers
 	// Hooks, when set, runs PostStart and PreStop hooks; nil runs none.
 	Hooks Hooks
+	// LifecycleHooks are the node's lifecycle hooks (user code), asked at
+	// the stages Lifecycle.HookStages names (set it from
+	// LifecycleHooks.Stages()).
+	LifecycleHooks LifecycleHooks
 	// Allocatable is the node's allocatable resources: a resourceFieldRef
 	// to a cpu, memory or ephemeral-storage limit that a container does
 	// not set reads it (nil: such a limit reads 0).

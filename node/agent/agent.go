@@ -99,6 +99,10 @@ type Config struct {
 	// Admission, in order: a pod runs only if all admit it, and the first
 	// rejection wins (see actors.Admitters).
 	AdmitHandlers []actors.Admitter
+	// LifecycleHooks are asked at the stages of a pod's life they name,
+	// in order, and may delay or veto each step (see actors.LifecycleHook
+	// and lifecycle.Stage).
+	LifecycleHooks []actors.LifecycleHook
 	// EventHandlers get every journaled event of the node from their own
 	// cursors, each on its own goroutine (see EventHandler).
 	EventHandlers []EventHandler
@@ -171,6 +175,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.Lifecycle.BackoffInitial == 0 {
 		cfg.Lifecycle = lifecycle.DefaultConfig()
 	}
+	cfg.Lifecycle.HookStages |= actors.LifecycleHooks(cfg.LifecycleHooks).Stages()
 	if cfg.HostIP == "" {
 		cfg.HostIP = "127.0.0.1"
 	}
@@ -285,6 +290,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 			}
 		},
 	}
+	deps.LifecycleHooks = cfg.LifecycleHooks
 	a.system = actor.NewActorSystem(cfg.ActorOptions...)
 	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(deps, loader(j), rec), "supervisor")
 	if err != nil {

@@ -213,6 +213,8 @@ func Translate(pod *corev1.Pod, ev *pb.Event) []Event {
 			return warning(FailedPreStopHook, "PreStopHook failed", h.Name)
 		}
 		return warning(FailedPostStartHook, "PostStartHook failed", h.Name)
+	case *pb.Event_HookDecided:
+		return lifecycleHookEvents(e.HookDecided)
 	}
 	return nil
 }
