@@ -99,6 +99,10 @@ type Config struct {
 	// Admission, in order: a pod runs only if all admit it, and the first
 	// rejection wins (see actors.Admitters).
 	AdmitHandlers []actors.Admitter
+	// VolumePlugins serve pods' CSI ephemeral inline volumes
+	// (volumes[].csi) in process, by driver name (see volumes.Plugin for
+	// when SetUp, Refresh and TearDown are called).
+	VolumePlugins map[string]volumes.Plugin
 	// EventHandlers get every journaled event of the node from their own
 	// cursors, each on its own goroutine (see EventHandler).
 	EventHandlers []EventHandler
@@ -255,7 +259,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		return fail(fmt.Errorf("root dir: %w", err))
 	}
 	vols, err := volumes.New(volumes.Options{RootDir: root, Source: cfg.EnvSource, Tokens: cfg.Tokens,
-		Allocatable: cfg.Allocatable, Logger: log.Named("volumes")})
+		Allocatable: cfg.Allocatable, Plugins: cfg.VolumePlugins, Logger: log.Named("volumes")})
 	if err != nil {
 		return fail(err)
 	}
