@@ -64,6 +64,7 @@ type behaviour struct {
 	stopDelay    time.Duration
 	execExitCode int32
 	serve        serveSpec // EnvHTTPPort and friends
+	catFiles     []string  // EnvCatFiles
 
 	// served is runtime state, not script: the listeners of a running
 	// container (nil if none). Guarded by Runtime.mu.
@@ -99,6 +100,8 @@ func parseBehaviour(envs []*runtimeapi.KeyValue) (behaviour, error) {
 			b.serve.httpBody = v
 		case EnvHTTPStatusFile:
 			b.serve.statusFile = v
+		case EnvCatFiles:
+			b.catFiles, err = parseCatFiles(v)
 		}
 		if err != nil {
 			return b, err

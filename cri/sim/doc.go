@@ -24,8 +24,9 @@
 //     with the same metadata fails with AlreadyExists.
 //   - Containers follow CREATED → RUNNING → EXITED. Their process is
 //     scripted by environment variables (EnvExitAfter, EnvExitCode,
-//     EnvExitReason, EnvStopExitCode, EnvStopDelay, EnvExecExitCode, and
-//     the probe endpoints below).
+//     EnvExitReason, EnvStopExitCode, EnvStopDelay, EnvExecExitCode,
+//     EnvCatFiles, which prints files from the container's mounts to its
+//     log at start, and the probe endpoints below).
 //     RemoveContainer kills a running container first.
 //   - Events (GetContainerEvents) carry the sandbox status and all its
 //     container statuses; sandboxes emit events under their own ID. The
