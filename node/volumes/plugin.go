@@ -38,6 +38,9 @@ import (
 //     TearDown returns is removed by the Manager, without crossing into
 //     another file system: a plugin that mounted something at Dir must
 //     unmount it in TearDown.
+//   - ctx carries no deadline of the node's (the node waits for SetUp
+//     before the pod's sandbox, for TearDown before the pod is gone): a
+//     plugin bounds its own slow calls and returns an error instead.
 //   - The volume's FailedMount event and retries are the node's: an error
 //     of SetUp fails the pod's sandbox (or container) creation with reason
 //     FailedMount and the message "MountVolume.SetUp failed for volume
