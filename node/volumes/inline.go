@@ -44,8 +44,12 @@ type inlineState struct {
 }
 
 func (s *inlineState) volume(dir string) *InlineVolume {
+	attrs := maps.Clone(s.Attributes)
+	if attrs == nil {
+		attrs = map[string]string{}
+	}
 	return &InlineVolume{
-		Driver: s.Driver, VolumeName: s.VolumeName, Attributes: maps.Clone(s.Attributes),
+		Driver: s.Driver, VolumeName: s.VolumeName, Attributes: attrs,
 		ReadOnly: s.ReadOnly, FSType: s.FSType,
 		PodNamespace: s.PodNamespace, PodName: s.PodName, PodUID: types.UID(s.PodUID),
 		ServiceAccountName: s.ServiceAccountName, Dir: filepath.Join(dir, inlineMount),

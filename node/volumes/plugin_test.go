@@ -223,6 +223,9 @@ func TestInlineVolumeLeftMounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if fp.setUps[0].Attributes == nil {
+		t.Error("Attributes of a volume without volumeAttributes are nil, want empty")
+	}
 	if err := e.mnt.MountTmpfs(context.Background(), paths["files"], 0); err != nil {
 		t.Fatal(err)
 	}
