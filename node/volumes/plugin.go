@@ -24,9 +24,10 @@ import (
 //     after SetUp succeeded it marks the record set up. A volume marked set
 //     up is not set up again: SetUp is called once per volume of a pod,
 //     across restarts and kill -9 of actorlet, except after a SetUp that
-//     failed or did not return (a crash): then it is called again for the
-//     same volume, and must finish what a previous call left half-way
-//     (idempotent on the directory's contents).
+//     failed, or whose success was not yet marked when actorlet was killed
+//     (during the call or just after it): then it is called again for the
+//     same volume, and must finish what a previous call left half-way or
+//     accept what it completed (idempotent on the directory's contents).
 //   - TearDown is called, when the pod is removed from the node (or found
 //     orphaned after a crash), for every volume that has a record, whether
 //     its SetUp succeeded, failed or never ran: it must accept a volume
