@@ -13,11 +13,13 @@
 // a driver no plugin serves and never gets a sandbox: the node reports
 // FailedMount naming the driver, as the kubelet does. The command prints
 // what the reader's container saw and the nodriver pod's FailedMount
-// message, then exits:
+// message, then removes the reader and prints its volume's TearDown:
 //
 //	reader	stdout	hello from volumeAttributes
 //	reader	stdout	have a nice day
 //	nodriver	FailedMount	MountVolume.SetUp failed for volume "files" : kubernetes.io/csi: ...
+//	reader	TearDown	reader/files
+//	reader	pod directory removed
 package main
 
 import (
@@ -25,6 +27,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -53,10 +56,12 @@ const Driver = "files.example.com"
 
 // filesPlugin writes a volume's attributes as files. It implements
 // volumes.Plugin: SetUp is called once per volume (again only if a call
-// failed or the node crashed during it, so it rewrites each file whole,
-// through a temporary file and a rename), TearDown when the pod is gone
-// (the node then removes the directory).
-type filesPlugin struct{}
+// failed or the node was killed before its success was recorded, so it
+// rewrites each file whole, through a temporary file and a rename),
+// TearDown when the pod is gone (the node then removes the directory).
+type filesPlugin struct {
+	tornDown chan<- string // told each torn-down volume's pod and name
+}
 
 var _ volumes.Plugin = filesPlugin{}
 
@@ -77,8 +82,15 @@ func (filesPlugin) SetUp(_ context.Context, v *volumes.InlineVolume) error {
 	return nil
 }
 
-// TearDown implements volumes.Plugin: nothing is held outside v.Dir.
-func (filesPlugin) TearDown(context.Context, *volumes.InlineVolume) error { return nil }
+// TearDown implements volumes.Plugin: nothing is held outside v.Dir, which
+// the node removes.
+func (p filesPlugin) TearDown(ctx context.Context, v *volumes.InlineVolume) error {
+	select {
+	case p.tornDown <- v.PodName + "/" + v.VolumeName:
+	case <-ctx.Done():
+	}
+	return nil
+}
 
 // failedMounts keeps each pod's last FailedMount message (an
 // actors.EventSink: the node's journaled events, as its API events are).
@@ -121,9 +133,9 @@ func main() {
 }
 
 func run(args []string) error {
-	fs := flag.NewFlagSet("inlinevolume", flag.ContinueOnError)
-	root := fs.String("root-dir", "", "the node's root dir; required")
-	if err := fs.Parse(args); err != nil {
+	flags := flag.NewFlagSet("inlinevolume", flag.ContinueOnError)
+	root := flags.String("root-dir", "", "the node's root dir; required")
+	if err := flags.Parse(args); err != nil {
 		return err
 	}
 	if *root == "" {
@@ -139,8 +151,9 @@ func run(args []string) error {
 	reader := filesPod("reader", Driver, map[string]string{"greeting": "hello from volumeAttributes", "motd": "have a nice day"})
 	nodriver := filesPod("nodriver", "nosuch.example.com", map[string]string{"greeting": "never written"})
 	fm := &failedMounts{msgs: map[string]string{}, seen: make(chan struct{}, 1)}
+	tornDown := make(chan string, 1)
 	node, err := simnode.Start(ctx, abs, []*corev1.Pod{reader, nodriver}, log, func(c *agent.Config) {
-		c.VolumePlugins = map[string]volumes.Plugin{Driver: filesPlugin{}}
+		c.VolumePlugins = map[string]volumes.Plugin{Driver: filesPlugin{tornDown: tornDown}}
 		c.Events = fm
 	})
 	if err != nil {
@@ -183,6 +196,31 @@ func run(args []string) error {
 	}
 	msg, _ := fm.get(nodriver.Name)
 	fmt.Printf("%s\t%s\t%s\n", nodriver.Name, actors.ReasonFailedMount, msg)
+
+	// The reader goes: its volume is torn down, then its directory removed.
+	node.SetPods("example", []*corev1.Pod{nodriver})
+	select {
+	case v := <-tornDown:
+		fmt.Printf("%s\tTearDown\t%s\n", reader.Name, v)
+	case <-ctx.Done():
+		return fmt.Errorf("the reader's volume not torn down: %w", ctx.Err())
+	}
+	// The node removes the directory right after TearDown returns; no
+	// event says so, so look until it is gone (or the deadline).
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		_, err := os.Stat(filepath.Join(abs, "pods", string(reader.UID)))
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the reader's pod directory not removed (%v): %w", err, ctx.Err())
+		case <-tick.C:
+		}
+	}
+	fmt.Printf("%s\tpod directory removed\n", reader.Name)
 	return nil
 }
 

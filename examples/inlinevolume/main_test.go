@@ -22,7 +22,8 @@ func TestMain(m *testing.M) {
 
 // The reader's container sees the files the plugin wrote from the volume's
 // attributes, through its volumeMount; the pod whose driver has no plugin
-// fails to mount with the kubelet's message naming the driver.
+// fails to mount with the kubelet's message naming the driver; the
+// reader's removal tears its volume down and removes its directory.
 func TestInlineVolumeFilesSeenByTheContainer(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "--root-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), runEnv+"=1")
@@ -35,6 +36,8 @@ func TestInlineVolumeFilesSeenByTheContainer(t *testing.T) {
 		"reader\tstdout\thello from volumeAttributes",
 		"reader\tstdout\thave a nice day",
 		"nodriver\tFailedMount\tMountVolume.SetUp failed for volume \"files\" : kubernetes.io/csi: mounter.SetUpAt failed to get CSI client: driver name nosuch.example.com not found in the list of registered CSI drivers",
+		"reader\tTearDown\treader/files",
+		"reader\tpod directory removed",
 	}, "\n") + "\n"
 	if out.String() != want {
 		t.Fatalf("output:\n%s\nwant:\n%s", out.String(), want)
