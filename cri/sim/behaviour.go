@@ -72,6 +72,7 @@ type behaviour struct {
 	stopDelay    time.Duration
 	execExitCode int32
 	serve        serveSpec // EnvHTTPPort and friends
+	catFiles     []string  // EnvCatFiles
 
 	// served is runtime state, not script: the listeners of a running
 	// container (nil if none). Guarded by Runtime.mu.
@@ -107,6 +108,8 @@ func parseBehaviour(envs []*runtimeapi.KeyValue) (behaviour, error) {
 			b.serve.httpBody = v
 		case EnvHTTPStatusFile:
 			b.serve.statusFile = v
+		case EnvCatFiles:
+			b.catFiles, err = parseCatFiles(v)
 		}
 		if err != nil {
 			return b, err

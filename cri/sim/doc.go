@@ -26,8 +26,9 @@
 //     message) never gets a sandbox: RunPodSandbox fails with Unknown.
 //   - Containers follow CREATED → RUNNING → EXITED. Their process is
 //     scripted by environment variables (EnvExitAfter, EnvExitCode,
-//     EnvExitReason, EnvStopExitCode, EnvStopDelay, EnvExecExitCode, and
-//     the probe endpoints below).
+//     EnvExitReason, EnvStopExitCode, EnvStopDelay, EnvExecExitCode,
+//     EnvCatFiles, which prints files from the container's mounts to its
+//     log at start, and the probe endpoints below).
 //     RemoveContainer kills a running container first.
 //   - Events (GetContainerEvents) carry the sandbox status and all its
 //     container statuses; sandboxes emit events under their own ID. The

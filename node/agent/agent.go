@@ -103,6 +103,10 @@ type Config struct {
 	// in order, and may delay or veto each step (see actors.LifecycleHook
 	// and lifecycle.Stage).
 	LifecycleHooks []actors.LifecycleHook
+	// VolumePlugins serve pods' CSI ephemeral inline volumes
+	// (volumes[].csi) in process, by driver name (see volumes.Plugin for
+	// when SetUp, Refresh and TearDown are called).
+	VolumePlugins map[string]volumes.Plugin
 	// EventHandlers get every journaled event of the node from their own
 	// cursors, each on its own goroutine (see EventHandler).
 	EventHandlers []EventHandler
@@ -265,7 +269,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		return fail(fmt.Errorf("root dir: %w", err))
 	}
 	vols, err := volumes.New(volumes.Options{RootDir: root, Source: cfg.EnvSource, Tokens: cfg.Tokens,
-		Allocatable: cfg.Allocatable, Logger: log.Named("volumes")})
+		Allocatable: cfg.Allocatable, Plugins: cfg.VolumePlugins, Logger: log.Named("volumes")})
 	if err != nil {
 		return fail(err)
 	}
