@@ -397,8 +397,15 @@ func (d *decider) result(res *pb.EffectResult) {
 		if res.Failed {
 			d.emit(&pb.Event{Kind: &pb.Event_ImagePullFailed{ImagePullFailed: &pb.ImagePullFailed{
 				Container: name, Image: spec.Image, Reason: orDefault(res.Reason, "ErrImagePull"), Message: res.Message, Attempt: attempt}}})
-			d.backoff(d.s.P.Containers[name], d.now, time.Duration(r.NextBackoffNanos), "ImagePullBackOff",
-				fmt.Sprintf("Back-off pulling image %q", spec.Image))
+			// As the kubelet's image manager: every failed pull starts a
+			// back-off, the first one included. The first window shows
+			// the pull's error (ErrImagePull), as the kubelet does until
+			// its next sync; later ones show ImagePullBackOff.
+			prev, reason, msg := time.Duration(r.NextBackoffNanos), "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q", spec.Image)
+			if prev == 0 {
+				prev, reason, msg = d.cfg.BackoffInitial, "", ""
+			}
+			d.backoff(d.s.P.Containers[name], d.now, prev, reason, msg)
 			return
 		}
 		if r.PulledAttempt != attempt {

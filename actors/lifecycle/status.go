@@ -182,9 +182,9 @@ func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.Con
 			break
 		}
 		cs.LastTerminationState.Terminated = term
-		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: waitingReason(r, env.Now), Message: r.WaitingMessage}
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: r.WaitingReason, Message: r.WaitingMessage}
 	case pb.ContainerPhase_CONTAINER_FAILED:
-		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: waitingReason(r, env.Now), Message: r.WaitingMessage}
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: r.WaitingReason, Message: r.WaitingMessage}
 	default:
 		reason := creating
 		if r.WaitingReason != "" {
@@ -195,14 +195,6 @@ func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.Con
 	return cs
 }
 
-// waitingReason is r's journaled waiting reason as the kubelet shows it at
-// now: ErrImagePull is ImagePullBackOff while its back-off runs.
-func waitingReason(r *pb.ContainerRecord, now time.Time) string {
-	if until := time.Unix(0, r.BackoffUntilUnixNano); r.WaitingReason == "ErrImagePull" && until.After(now) {
-		return "ImagePullBackOff"
-	}
-	return r.WaitingReason
-}
 
 func terminated(t *pb.Termination, id string) *corev1.ContainerStateTerminated {
 	if t == nil {
