@@ -195,7 +195,6 @@ func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.Con
 	return cs
 }
 
-
 func terminated(t *pb.Termination, id string) *corev1.ContainerStateTerminated {
 	if t == nil {
 		return &corev1.ContainerStateTerminated{ContainerID: id}
