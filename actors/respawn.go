@@ -3,7 +3,6 @@ package actors
 import (
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/flowcontrol"
 )
 
@@ -52,7 +51,8 @@ func (s *supervisor) terminated(ctx actor.Context, m *actor.Terminated) {
 	after := r.backoff.Get(uid)
 	r.waiting[uid] = true
 	r.counts[uid]++
-	pod := s.desiredPod(uid)
+	_, wish, _ := s.wish(uid)
+	pod := wish.pod // nil when no source wants it
 	fields := []zap.Field{zap.String("podUID", uid), zap.Duration("after", after), zap.Int("respawns", r.counts[uid])}
 	if pod != nil {
 		fields = append(fields, zap.String("pod", pod.Namespace+"/"+pod.Name))
@@ -72,16 +72,6 @@ func (s *supervisor) respawned(ctx actor.Context, m *respawnPod) {
 	}
 	delete(s.respawn.waiting, m.uid)
 	s.spawn(ctx, m.uid, nil, restarted)
-}
-
-// desiredPod is the latest pod a source gave for uid, or nil.
-func (s *supervisor) desiredPod(uid string) *corev1.Pod {
-	for _, src := range s.desired {
-		if d, ok := src[uid]; ok {
-			return d.pod
-		}
-	}
-	return nil
 }
 
 // forget drops a finished pod's back-off and count.

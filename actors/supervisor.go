@@ -152,12 +152,10 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	case *resync:
 		// A restarted PodActor lost the inputs of its previous incarnation:
 		// give it the sources' latest wish again (it is idempotent).
-		for name, src := range s.desired {
-			if d, ok := src[m.uid]; ok {
-				msg, _ := desiredMsg(d.pod, name)
-				ctx.Respond(msg)
-				return
-			}
+		if name, d, ok := s.wish(m.uid); ok {
+			msg, _ := desiredMsg(d.pod, name)
+			ctx.Respond(msg)
+			return
 		}
 		ctx.Respond(&pb.PodUndesired{Reason: "Removed"})
 	case *EvictPod:
@@ -318,6 +316,17 @@ func (s *supervisor) observed(ctx actor.Context, m *pb.RuntimeObserved) {
 	// Runtime objects of a pod no actor owns: its actor reloads the pod's
 	// journal (if any) and removes what it does not explain.
 	ctx.Send(s.spawn(ctx, m.PodUid, nil, withView), m)
+}
+
+// wish is a source's latest wish for uid and the source's name, if any
+// source wants the pod.
+func (s *supervisor) wish(uid string) (string, desiredPod, bool) {
+	for name, src := range s.desired {
+		if d, ok := src[uid]; ok {
+			return name, d, true
+		}
+	}
+	return "", desiredPod{}, false
 }
 
 // desiredMsg is the PodDesired of a source's pod and a digest of its content.
