@@ -18,15 +18,7 @@ import (
 func TestRemoveKillsWhatStillRuns(t *testing.T) {
 	_, client := newSim(t)
 	ctx := context.Background()
-	sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "default", Uid: "uid-p"},
-		Labels: map[string]string{cri.LabelPodUID: "uid-p"}}
-	sb, err := client.RunPodSandbox(ctx, sbCfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.PullImage(ctx, &runtimeapi.ImageSpec{Image: "img:1"}, nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	sb, sbCfg := simSandbox(t, client)
 	id, err := client.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "app", Attempt: 1},
 		Image: &runtimeapi.ImageSpec{Image: "img:1"}}, sbCfg)
 	if err != nil {
@@ -154,16 +146,8 @@ func TestRemoveRunningDoesNotEndTasks(t *testing.T) {
 func podContainer(t *testing.T, client *cri.Client, exited bool) (sandboxID, id string) {
 	t.Helper()
 	ctx := context.Background()
-	sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "default", Uid: "uid-p"},
-		Labels: map[string]string{cri.LabelPodUID: "uid-p"}}
-	sb, err := client.RunPodSandbox(ctx, sbCfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.PullImage(ctx, &runtimeapi.ImageSpec{Image: "img:1"}, nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	id, err = client.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "app", Attempt: 1},
+	sb, sbCfg := simSandbox(t, client)
+	id, err := client.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "app", Attempt: 1},
 		Image: &runtimeapi.ImageSpec{Image: "img:1"}}, sbCfg)
 	if err != nil {
 		t.Fatal(err)
@@ -230,3 +214,20 @@ func (r *strandedTasks) EndStrandedTask(_ context.Context, id string) error {
 
 // noTaskService hides EndStrandedTask: a runtime that is not containerd.
 type noTaskService struct{ Runtime }
+
+// simSandbox runs pod uid-p's sandbox on the simulated runtime and pulls
+// img:1 for its containers.
+func simSandbox(t *testing.T, client *cri.Client) (string, *runtimeapi.PodSandboxConfig) {
+	t.Helper()
+	ctx := context.Background()
+	sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "default", Uid: "uid-p"},
+		Labels: map[string]string{cri.LabelPodUID: "uid-p"}}
+	sb, err := client.RunPodSandbox(ctx, sbCfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.PullImage(ctx, &runtimeapi.ImageSpec{Image: "img:1"}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return sb, sbCfg
+}

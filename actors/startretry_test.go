@@ -7,7 +7,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
-	"github.com/actorlet/actorlet/cri"
 )
 
 // A start whose reply was lost may have taken effect: its retry looks the
@@ -16,15 +15,7 @@ import (
 func TestStartRetryNeverStartsTwice(t *testing.T) {
 	rt, client := newSim(t)
 	ctx := context.Background()
-	sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "default", Uid: "uid-p"},
-		Labels: map[string]string{cri.LabelPodUID: "uid-p"}}
-	sb, err := client.RunPodSandbox(ctx, sbCfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.PullImage(ctx, &runtimeapi.ImageSpec{Image: "img:1"}, nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	sb, sbCfg := simSandbox(t, client)
 	d := &Deps{Runtime: client}
 	d.withDefaults()
 	a := &containerActor{uid: "uid-p", deps: d}
