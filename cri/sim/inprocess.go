@@ -23,21 +23,22 @@ const bufconnSize = 256 << 10
 //
 // When stop returns, the in-memory connections are closed and hold no
 // memory beyond what the caller still references: their buffers are free
-// to collect, even if the caller keeps the *grpc.ClientConn.
-func InProcess(ctx context.Context, rt *Runtime) (*grpc.ClientConn, func(), error) {
-	return inProcess(ctx, rt, bufconnSize)
+// to collect, even if the caller keeps the *grpc.ClientConn. opts are added
+// to the client connection's (cri.TracingDialOptions).
+func InProcess(ctx context.Context, rt *Runtime, opts ...grpc.DialOption) (*grpc.ClientConn, func(), error) {
+	return inProcess(ctx, rt, bufconnSize, opts...)
 }
 
 // inProcess is InProcess with a buffer size per connection direction.
-func inProcess(ctx context.Context, rt *Runtime, size int) (*grpc.ClientConn, func(), error) {
+func inProcess(ctx context.Context, rt *Runtime, size int, opts ...grpc.DialOption) (*grpc.ClientConn, func(), error) {
 	link := newMemLink(bufconn.Listen(size))
 	s := newServer(rt)
 	s.Start(link.lis)
-	conn, err := grpc.NewClient("passthrough:///actorlet-sim",
+	conn, err := grpc.NewClient("passthrough:///actorlet-sim", append([]grpc.DialOption{
 		grpc.WithContextDialer(link.dial),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)),
-	)
+	}, opts...)...)
 	if err != nil {
 		s.Shutdown()
 		link.close()
