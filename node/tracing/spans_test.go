@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -384,3 +385,43 @@ func dump(t *testing.T, s spanSet) {
 }
 
 func val(sp sdktrace.ReadOnlySpan) string { v, _ := attr(sp, tracing.JournalSeqKey); return v.Emit() }
+
+// TestFailedEffectSpan: an effect that fails (an image the registry does
+// not have) ends its span with an error status and the kubelet's reason,
+// and its CRI call's span with the gRPC error.
+func TestFailedEffectSpan(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	pod := webPod()
+	pod.Spec.Containers[0].Image = "example/notfound:1"
+	uid := string(pod.UID)
+	a := startNode(t, tp, pod)
+	failed := func() (pull, call sdktrace.ReadOnlySpan) {
+		s := spansOf(rec)
+		for _, sp := range s.named("pullImage") {
+			if sp.Status().Code == codes.Error {
+				for _, c := range s.all {
+					if c.Name() == "runtime.v1.ImageService/PullImage" && c.Parent().SpanID() == sp.SpanContext().SpanID() {
+						return sp, c
+					}
+				}
+			}
+		}
+		return nil, nil
+	}
+	waitFor(t, "a failed pullImage span", func() bool { p, _ := failed(); return p != nil })
+	pull, call := failed()
+	if got := str(pull, tracing.ReasonKey); got != "ErrImagePull" {
+		t.Errorf("pullImage: %s %q, want ErrImagePull", tracing.ReasonKey, got)
+	}
+	if got := str(pull, "k8s.pod.uid"); got != uid {
+		t.Errorf("pullImage: k8s.pod.uid %q", got)
+	}
+	if !strings.Contains(pull.Status().Description, "not found") {
+		t.Errorf("pullImage status %q, want the runtime's message", pull.Status().Description)
+	}
+	if call.Status().Code != codes.Error {
+		t.Errorf("the PullImage call's span has status %v, want an error", call.Status())
+	}
+	_ = stopOnce(a)
+}
