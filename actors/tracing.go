@@ -175,7 +175,7 @@ func endEffect(sp trace.Span, res *pb.EffectResult, err error) trace.SpanContext
 		return trace.SpanContext{}
 	}
 	if id := res.GetId(); id != "" {
-		sp.SetAttributes(attribute.String("actorlet.result.id", id))
+		sp.SetAttributes(tracing.ResultIDKey.String(id))
 	}
 	if err != nil || res.GetFailed() {
 		if err != nil {

@@ -34,6 +34,8 @@ const (
 	// ReasonKey is a failed effect's reason (FailedCreatePodSandBox,
 	// CreateContainerError, ErrImagePull, ...).
 	ReasonKey = attribute.Key("actorlet.reason")
+	// ResultIDKey is the ID of the sandbox or container an effect created.
+	ResultIDKey = attribute.Key("actorlet.result.id")
 )
 
 // Pod returns the kubelet's pod attributes for a pod; namespace and name
