@@ -24,14 +24,14 @@ import (
 // runEffect asks a ContainerActor to carry out one effect for the pod.
 type runEffect struct {
 	effect lifecycle.Effect
-	pod    *corev1.Pod
+	// trace: the span of the sync that started the effect (tracing.go).
+	trace effectTrace
+	pod   *corev1.Pod
 	// podIP is the sandbox's IP, for hooks.
 	podIP string
 	// fresh: a creation's first try, journaled by this incarnation, so
 	// there is nothing to look for in the runtime first.
 	fresh bool
-	// trace: the span of the sync that started the effect (tracing.go).
-	trace effectTrace
 }
 
 // effectDone is a ContainerActor's report of an effect.

@@ -394,7 +394,7 @@ func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now t
 			// image is not present.
 			a.deps.Events.Acting(a.state.Pod, e)
 		}
-		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod, podIP: a.podIP(), fresh: a.fresh[key], trace: a.traceEffect()})
+		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod, podIP: a.podIP(), fresh: a.fresh[key]})
 		delete(a.fresh, key)
 	}
 }
@@ -429,6 +429,9 @@ func (a *podActor) toWorker(ctx actor.Context, name string, msg any) {
 			return &containerActor{uid: uid, deps: deps}
 		}), name)}
 		a.workers[name] = w
+	}
+	if m, ok := msg.(*runEffect); ok {
+		m.trace = a.traceEffect() // the sync that starts an effect is its parent (tracing.go)
 	}
 	w.pending++
 	ctx.Send(w.pid, msg)
