@@ -2,7 +2,8 @@ package actors
 
 import (
 	"context"
-	"fmt"
+	"reflect"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -211,5 +212,9 @@ func effectSpan(e lifecycle.Effect) (name, container, id string, attempt uint32)
 	case lifecycle.RemoveSandbox:
 		return "removePodSandbox", "", e.ID, 0
 	}
-	return fmt.Sprintf("%T", e), "", "", 0
+	// Any other effect (a hook, ...): its type's name, lower camel case.
+	if name = reflect.TypeOf(e).Name(); name == "" {
+		return "effect", "", "", 0
+	}
+	return strings.ToLower(name[:1]) + name[1:], "", "", 0
 }
