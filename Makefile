@@ -43,7 +43,7 @@ vet:
 # container events (the relist path). Everything is torn down at the end, also
 # on failure.
 test: vet
-	$(ENV_SH) up && $(CLUSTER_SH) up && $(CLUSTER_SH) install kubeadm || { rc=$$?; $(CLUSTER_SH) down; $(ENV_SH) down; exit $$rc; }
+	$(ENV_SH) up && $(CLUSTER_SH) up && $(CLUSTER_SH) install kubelet kubeadm || { rc=$$?; $(CLUSTER_SH) down; $(ENV_SH) down; exit $$rc; }
 	set -a; . $(E2E_PREFIX)/env; . $(CLUSTER_PREFIX)/env; set +a; \
 	ACTORLET_E2E_REQUIRE_CONTAINERD=1 ACTORLET_E2E_REQUIRE_CLUSTER=1 $(GO) test -count=1 -timeout 45m ./...; rc=$$?; \
 	$(CLUSTER_SH) down; $(ENV_SH) down; exit $$rc

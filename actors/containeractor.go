@@ -32,6 +32,9 @@ type runEffect struct {
 	// fresh: a creation's first try, journaled by this incarnation, so
 	// there is nothing to look for in the runtime first.
 	fresh bool
+	// retry: an earlier try of this effect failed, perhaps after it took
+	// effect (a reply lost or timed out), so its outcome is looked up first.
+	retry bool
 }
 
 // effectDone is a ContainerActor's report of an effect.
@@ -160,6 +163,19 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		}
 		res.Id = id
 	case lifecycle.StartContainer:
+		if m.retry {
+			// The earlier try may have started it (and it may have exited
+			// since): a container is started once, never again, as the
+			// kubelet never calls StartContainer twice for one container.
+			st, err := rt.ContainerStatus(ctx, e.ID)
+			if err != nil {
+				return fail(res, "RunContainerError", err)
+			}
+			if st.GetState() != runtimeapi.ContainerState_CONTAINER_CREATED || st.GetStartedAt() != 0 {
+				res.StartedAtUnixNano = st.GetStartedAt()
+				return res, nil
+			}
+		}
 		err := rt.StartContainer(ctx, e.ID)
 		if err == nil {
 			res.StartedAtUnixNano = a.deps.Clock.Now().UnixNano()
@@ -230,6 +246,8 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		if err != nil {
 			return fail(res, "RemovePodSandboxError", err)
 		}
+	case lifecycle.RunHook:
+		a.runLifecycleHook(ctx, e, m.pod, res)
 	default:
 		return fail(res, "Unknown", fmt.Errorf("unknown effect %T", e))
 	}
@@ -476,6 +494,8 @@ func effectWorker(e lifecycle.Effect) string {
 		return "c-" + e.Name
 	case lifecycle.RemoveContainer:
 		return "c-" + e.Name
+	case lifecycle.RunHook:
+		return "hooks"
 	default:
 		return "sandbox"
 	}

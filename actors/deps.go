@@ -105,6 +105,10 @@ type Deps struct {
 	Probers Probers
 	// Hooks, when set, runs PostStart and PreStop hooks; nil runs none.
 	Hooks Hooks
+	// LifecycleHooks are the node's lifecycle hooks (user code), asked at
+	// the stages Lifecycle.HookStages names (set it from
+	// LifecycleHooks.Stages()).
+	LifecycleHooks LifecycleHooks
 	// Allocatable is the node's allocatable resources: a resourceFieldRef
 	// to a cpu, memory or ephemeral-storage limit that a container does
 	// not set reads it (nil: such a limit reads 0).
@@ -127,6 +131,12 @@ type Deps struct {
 	// Rebuilt, when set, is told of each pod rebuilt from the runtime
 	// because its journal history was lost (metrics, API events).
 	Rebuilt RebuildSink
+	// Respawned, when set, is told of each PodActor that exhausted its
+	// restarts and will be started again (metrics, API events).
+	Respawned RespawnSink
+	// RespawnMin, RespawnMax bound the back-off before such a PodActor is
+	// started again (per pod, doubling; defaults 1 s and 5 min).
+	RespawnMin, RespawnMax time.Duration
 	// Fatal reports whether a journal error means the journal itself is
 	// gone (closed, unusable): restarting pod actors cannot help then.
 	Fatal func(error) bool
@@ -167,6 +177,12 @@ func (d *Deps) withDefaults() {
 	}
 	if d.RetryMax == 0 {
 		d.RetryMax = 10 * time.Second
+	}
+	if d.RespawnMin == 0 {
+		d.RespawnMin = time.Second
+	}
+	if d.RespawnMax == 0 {
+		d.RespawnMax = 5 * time.Minute
 	}
 	if d.Lifecycle.BackoffInitial == 0 {
 		d.Lifecycle = lifecycle.DefaultConfig()

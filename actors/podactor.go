@@ -394,7 +394,7 @@ func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now t
 			// image is not present.
 			a.deps.Events.Acting(a.state.Pod, e)
 		}
-		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod, podIP: a.podIP(), fresh: a.fresh[key]})
+		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod, podIP: a.podIP(), fresh: a.fresh[key], retry: a.retries[key] > 0})
 		delete(a.fresh, key)
 	}
 }

@@ -19,15 +19,16 @@ import (
 type fakeProbers struct {
 	mu      sync.Mutex
 	report  func(*pb.ProbeResult)
+	observe func(Probed)
 	targets []lifecycle.ProbeTarget
 	ip      string
 	stopped bool
 }
 
-func (f *fakeProbers) ForPod(_ *corev1.Pod, report func(*pb.ProbeResult)) PodProber {
+func (f *fakeProbers) ForPod(_ *corev1.Pod, report func(*pb.ProbeResult), observe func(Probed)) PodProber {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.report = report
+	f.report, f.observe = report, observe
 	return f
 }
 
@@ -136,4 +137,86 @@ func TestFailedPostStartRestartsTheContainer(t *testing.T) {
 		}
 	}
 	t.Fatal("no HookFailed PostStart in the journal")
+}
+
+// probeEvents is an EventSink that is also a ProbeSink: it keeps the probe
+// runs it is told of.
+type probeEvents struct {
+	mu   sync.Mutex
+	runs []Probed
+	pods []*corev1.Pod
+}
+
+func (*probeEvents) Recorded(*corev1.Pod, []*pb.Envelope) {}
+func (*probeEvents) Acting(*corev1.Pod, lifecycle.Effect) {}
+
+func (p *probeEvents) Probed(pod *corev1.Pod, r Probed) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.runs, p.pods = append(p.runs, r), append(p.pods, pod)
+}
+
+func (p *probeEvents) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.runs)
+}
+
+// TestEveryProbeRunReachesTheProbeSink: a readiness probe failing from the
+// start; each run reaches the event sinks (the kubelet's Unhealthy per
+// failed run) with the pod, and none is journaled.
+func TestEveryProbeRunReachesTheProbeSink(t *testing.T) {
+	_, client := newSim(t)
+	j := &memJournal{streams: map[string][]*pb.Envelope{}}
+	st := &statusLog{last: map[string]PodUpdate{}}
+	probers := &fakeProbers{}
+	sink := &probeEvents{}
+	system, sup := startSupervisor(t, Deps{Journal: j, Runtime: client, Lister: CRILister{Client: client}, Status: st,
+		Probers: probers, Events: EventSinks{sink}, Logger: zaptest.NewLogger(t)}, j)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "uid-p"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "img:1", ImagePullPolicy: corev1.PullIfNotPresent,
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"false"}}}}}}}}
+	system.Root.Send(sup, &SourceSnapshot{Source: "test", Pods: []*corev1.Pod{pod}})
+	var tg lifecycle.ProbeTarget
+	waitUntil(t, "the running container handed to the prober", func() bool {
+		var ok bool
+		tg, _, ok = probers.target()
+		return ok
+	})
+	probers.mu.Lock()
+	observe := probers.observe
+	probers.mu.Unlock()
+	if observe == nil {
+		t.Fatal("the prober was given no observer although the event sinks take probe runs")
+	}
+	journaled := func() int {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return len(j.streams["uid-p"])
+	}
+	before := journaled()
+	failed := Probed{Container: "app", ContainerID: tg.ContainerID, Kind: pb.ProbeKind_PROBE_READINESS, Outcome: ProbeFailed, Message: "exit 1"}
+	for range 3 {
+		observe(failed)
+	}
+	// The thresholded result: not ready, as the container already was.
+	probers.send(&pb.ProbeResult{Name: "app", ContainerId: tg.ContainerID, Kind: pb.ProbeKind_PROBE_READINESS, Message: "exit 1"})
+	waitUntil(t, "three probe runs told", func() bool { return sink.count() == 3 })
+	sink.mu.Lock()
+	for i, r := range sink.runs {
+		if r != failed || sink.pods[i] == nil || sink.pods[i].UID != "uid-p" {
+			t.Errorf("run %d: %+v of pod %v, want %+v of uid-p", i, r, sink.pods[i], failed)
+		}
+	}
+	sink.mu.Unlock()
+	// A later input has been handled once its status is out; the failed
+	// result journaled nothing.
+	probers.send(&pb.ProbeResult{Name: "app", ContainerId: tg.ContainerID, Kind: pb.ProbeKind_PROBE_READINESS, Success: true})
+	waitUntil(t, "ready", func() bool {
+		u, ok := st.get("uid-p")
+		return ok && u.Status != nil && len(u.Status.ContainerStatuses) == 1 && u.Status.ContainerStatuses[0].Ready
+	})
+	if got := journaled(); got != before+1 {
+		t.Errorf("%d events journaled for three failed runs, a failed result and a success, want 1 (the success)", got-before)
+	}
 }

@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
@@ -36,6 +38,16 @@ type EventSink interface {
 // lost. Called from the actor's goroutine; it must not block.
 type RebuildSink interface {
 	Rebuilt(pod *corev1.Pod, damage string)
+}
+
+// RespawnSink is told of each PodActor that failed more often than its
+// restart strategy allows (10 times in 10 s) and was stopped: the
+// Supervisor starts it again after back-off, reloading the pod from the
+// journal. pod is the pod as its source last gave it (nil if none does);
+// respawns counts the respawns of this pod so far, this one included. Called from the
+// Supervisor's goroutine; it must not block.
+type RespawnSink interface {
+	Respawning(pod *corev1.Pod, uid string, after time.Duration, respawns int)
 }
 
 // AppendHealth is told of PodActors whose journal appends fail: a pod is

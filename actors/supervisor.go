@@ -86,6 +86,10 @@ type supervisor struct {
 	// (Recovery.Pending), by source.
 	awaiting map[string][]string
 	admitted *admission
+	// byID maps a PodActor's PID.Id to its pod, for Terminated.
+	byID     map[string]string
+	respawn  *respawner
+	stopping bool
 }
 
 // desiredPod is a source's latest wish for a pod: the source's pod object
@@ -108,7 +112,8 @@ func NewSupervisorProps(deps Deps, load Loader, rec *Recovery) *actor.Props {
 	deps.withDefaults()
 	d := &deps
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &supervisor{deps: d, rec: rec, load: load, pods: map[string]*actor.PID{}, desired: map[string]map[string]desiredPod{}, awaiting: map[string][]string{}, admitted: newAdmission(d.Admission)}
+		return &supervisor{deps: d, rec: rec, load: load, pods: map[string]*actor.PID{}, desired: map[string]map[string]desiredPod{}, awaiting: map[string][]string{}, admitted: newAdmission(d.Admission),
+			byID: map[string]string{}, respawn: newRespawner(d)}
 	}, actor.WithSupervisor(podStrategy(d)))
 }
 
@@ -116,6 +121,12 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		s.recover(ctx)
+	case *actor.Stopping:
+		s.stopping = true
+	case *actor.Terminated:
+		s.terminated(ctx, m)
+	case *respawnPod:
+		s.respawned(ctx, m)
 	case *SourceSnapshot:
 		s.source(ctx, m)
 	case *pb.RuntimeObserved:
@@ -125,6 +136,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	case *podRemoved:
 		delete(s.pods, m.uid)
 		s.admitted.release(m.uid)
+		s.respawn.forget(m.uid)
 		// Wanted again while it was going (a manifest removed and put back):
 		// a new actor gives it a new life.
 		for name, src := range s.desired {
@@ -246,6 +258,7 @@ func (s *supervisor) spawn(ctx actor.Context, uid string, initial *lifecycle.Sta
 	// A unique name: the actor of the pod's previous life may still be stopping.
 	pid := ctx.SpawnPrefix(props, uid)
 	s.pods[uid] = pid
+	s.byID[pid.Id] = uid
 	return pid
 }
 
@@ -258,6 +271,9 @@ func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {
 		next[uid] = desiredPod{pod: pod, digest: digest}
 		if old, ok := prev[uid]; ok && old.digest == digest {
 			continue
+		}
+		if s.respawn.waiting[uid] {
+			continue // its next actor asks for the latest wish
 		}
 		if pid, ok := s.pods[uid]; ok {
 			ctx.Send(pid, msg)
@@ -292,6 +308,9 @@ func (s *supervisor) observed(ctx actor.Context, m *pb.RuntimeObserved) {
 	if pid, ok := s.pods[m.PodUid]; ok {
 		ctx.Send(pid, m)
 		return
+	}
+	if s.respawn.waiting[m.PodUid] {
+		return // its next actor lists the runtime
 	}
 	if len(m.Sandboxes)+len(m.Containers) == 0 {
 		return

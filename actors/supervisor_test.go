@@ -232,13 +232,25 @@ func newSim(t *testing.T) (*sim.Runtime, *cri.Client) {
 // startSupervisor runs a Supervisor with nothing recovered.
 func startSupervisor(t *testing.T, deps Deps, j *memJournal) (*actor.ActorSystem, *actor.PID) {
 	t.Helper()
+	system := startSupervisorWith(t, deps, j.load)
+	return system, supervisorPID(system)
+}
+
+// startSupervisorWith runs a Supervisor with nothing recovered that loads
+// pods with load.
+func startSupervisorWith(t *testing.T, deps Deps, load Loader) *actor.ActorSystem {
+	t.Helper()
 	system := actor.NewActorSystem()
 	t.Cleanup(system.Shutdown)
-	sup, err := system.Root.SpawnNamed(NewSupervisorProps(deps, j.load, &Recovery{}), "supervisor")
-	if err != nil {
+	if _, err := system.Root.SpawnNamed(NewSupervisorProps(deps, load, &Recovery{}), "supervisor"); err != nil {
 		t.Fatal(err)
 	}
-	return system, sup
+	return system
+}
+
+// supervisorPID is the PID of the Supervisor startSupervisorWith spawned.
+func supervisorPID(system *actor.ActorSystem) *actor.PID {
+	return system.NewLocalPID("supervisor")
 }
 
 // lostReplies wraps a Runtime: when lose is set, the first RunPodSandbox

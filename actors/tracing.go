@@ -211,6 +211,9 @@ func effectSpan(e lifecycle.Effect) (name, container, id string, attempt uint32)
 		return "stopPodSandbox", "", e.ID, 0
 	case lifecycle.RemoveSandbox:
 		return "removePodSandbox", "", e.ID, 0
+	case lifecycle.RunHook:
+		// actorlet's own lifecycle hooks (Extending actorlet); no kubelet step.
+		return "runLifecycleHook", e.Container, "", e.Attempt
 	}
 	// Any other effect (a hook, ...): its type's name, lower camel case.
 	if name = reflect.TypeOf(e).Name(); name == "" {

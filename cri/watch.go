@@ -230,8 +230,8 @@ func (w *Watcher) streamFailed(err error, delivered bool, backoff *time.Duration
 // relist lists all pods and reports the changed and vanished ones. It reports false when the
 // listing failed.
 func (w *Watcher) relist(ctx context.Context, st *watchState) bool {
-	listedAt := time.Now()
 	started := w.clock.Now()
+	listedAt := started
 	pods, err := w.c.listPods(ctx, "", newStatusCache(st.last))
 	if w.opts.Relisted != nil {
 		w.opts.Relisted(started, w.clock.Since(started))
@@ -271,7 +271,7 @@ func (w *Watcher) handleEvents(ctx context.Context, st *watchState, events []*ru
 		if last := st.last[uid]; last != nil {
 			cache = newStatusCache(map[string]*PodView{uid: last})
 		}
-		listedAt := time.Now()
+		listedAt := w.clock.Now()
 		pods, err := w.c.listPods(ctx, uid, cache)
 		if !w.listed(ctx, st, err) {
 			return false

@@ -212,7 +212,9 @@ func keys(m map[string]*Stream) []string {
 }
 
 // Open (which checks the file and builds the index) and LoadAll of 10,000
-// pods with 10 events each, as a node recovers.
+// pods with 10 events each, as a node recovers: everything is there. The
+// times are only logged; the recovery target is make bench's
+// (BenchmarkRecover10k in test/bench), never a timed test.
 func TestLoadAllManyPods(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 100,000 records")
@@ -224,9 +226,6 @@ func TestLoadAllManyPods(t *testing.T) {
 	j := openT(t, dir, testOptions(t))
 	opened := time.Since(start)
 	t.Logf("Open of %d pods × %d events, with its consistency check and index: %v", pods, events, opened)
-	if limit := 5 * time.Second; opened > limit {
-		t.Fatalf("Open took %v, want under %v", opened, limit)
-	}
 	if got := j.idx.records; got != pods*events {
 		t.Fatalf("index holds %d records, want %d", got, pods*events)
 	}
@@ -244,9 +243,6 @@ func TestLoadAllManyPods(t *testing.T) {
 		if len(s.Events) != events || s.LastSeq() != events {
 			t.Fatalf("pod %s: seqs %v", uid, seqsOf(s))
 		}
-	}
-	if limit := time.Second; !raceEnabled && elapsed > limit {
-		t.Fatalf("LoadAll took %v, want under %v", elapsed, limit)
 	}
 }
 

@@ -105,10 +105,12 @@ func mountErrorf(format string, args ...any) error {
 	return &mountError{msg: fmt.Sprintf(format, args...)}
 }
 
-// alwaysReadOnly: the volume types whose files the node writes.
+// alwaysReadOnly: the volume types whose files the node writes, and CSI
+// volumes that say readOnly.
 func alwaysReadOnly(v *corev1.Volume) bool {
 	s := &v.VolumeSource
-	return s.ConfigMap != nil || s.Secret != nil || s.DownwardAPI != nil || s.Projected != nil
+	return s.ConfigMap != nil || s.Secret != nil || s.DownwardAPI != nil || s.Projected != nil ||
+		(s.CSI != nil && s.CSI.ReadOnly != nil && *s.CSI.ReadOnly) // as the kubelet's CSI mounter's attributes say
 }
 
 func mountPropagation(c *corev1.Container, p *corev1.MountPropagationMode) (runtimeapi.MountPropagation, error) {

@@ -204,3 +204,21 @@ func TestContainerMountsRecursiveReadOnly(t *testing.T) {
 		t.Errorf("recursiveReadOnly without readOnly: err = %v", err)
 	}
 }
+
+// A CSI inline volume with readOnly is mounted read-only into every
+// container, as the kubelet mounts it; without readOnly as the mount says.
+func TestContainerMountsCSIReadOnly(t *testing.T) {
+	ro, rw := true, false
+	pod := mountsPod(corev1.VolumeMount{Name: "ro", MountPath: "/ro"}, corev1.VolumeMount{Name: "rw", MountPath: "/rw"})
+	pod.Spec.Volumes = append(pod.Spec.Volumes,
+		corev1.Volume{Name: "ro", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d.example.com", ReadOnly: &ro}}},
+		corev1.Volume{Name: "rw", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d.example.com", ReadOnly: &rw}}})
+	paths := map[string]string{"ro": t.TempDir(), "rw": t.TempDir()}
+	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !got[0].Readonly || got[1].Readonly {
+		t.Errorf("mounts %v: want /ro read-only, /rw not", got)
+	}
+}

@@ -243,6 +243,10 @@ func Apply(s *State, env *pb.Envelope) {
 		applyProbe(s, e.ProbeChanged)
 	case *pb.Event_HookFailed:
 		applyHookFailed(s, e.HookFailed)
+	case *pb.Event_HookRequested:
+		applyHookRequested(s, e.HookRequested)
+	case *pb.Event_HookDecided:
+		applyHookDecided(s, e.HookDecided, at)
 	case *pb.Event_PodTerminated:
 		s.P.Terminated = true
 		s.P.FinalPhase = e.PodTerminated.Phase

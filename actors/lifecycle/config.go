@@ -18,6 +18,9 @@ type Config struct {
 	// KeepDeadContainers is how many exited containers of each container name
 	// are kept for inspection (the kubelet's default keeps 1).
 	KeepDeadContainers int
+	// HookStages are the stages at which the node's lifecycle hooks are
+	// asked (see Stage); empty: none, and no hook event is journaled.
+	HookStages StageSet
 }
 
 // DefaultConfig returns the kubelet's defaults: back-off 10s doubling to 5m,

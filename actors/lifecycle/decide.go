@@ -460,6 +460,8 @@ func (d *decider) result(res *pb.EffectResult) {
 			// with back-off, as after a crash.
 			d.exited(r, res.ExitCode, res.ExitReason, res.Message, started, res.FinishedAtUnixNano, r.KillReason != "")
 		}
+	case "hook":
+		d.hookResult(rest, res)
 	case "rmcontainer":
 		if res.Failed {
 			return

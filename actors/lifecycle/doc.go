@@ -44,4 +44,18 @@
 // ActiveDeadlineExceeded: the pod is Failed (DeadlineExceeded), its
 // containers are stopped with its grace period and its sandbox stopped;
 // nothing restarts and the pod stays until its source removes it.
+//
+// # Lifecycle hooks
+//
+// With Config.HookStages set, the node's lifecycle hooks (user code) are
+// asked at those stages of the pod's life (see Stage): Decide journals the
+// intent HookRequested{stage, container, attempt, try} and hands out
+// RunHook; the verdict comes back as an EffectResult and is journaled as
+// HookDecided before the step goes on, waits (Delay) or is refused (Veto).
+// A try is handed out only by the process that journaled it (State keeps,
+// unjournaled, which tries it asked for): after a replay, an undecided try
+// is decided Interrupted and the step asked again as the next try, so a
+// crash never runs a try twice. This is the one place where the effects
+// after a replay differ from the live run's: the RunHook then outstanding
+// is not handed out again.
 package lifecycle

@@ -57,7 +57,9 @@ func (d *decider) planRun(fx *effects) {
 	cur := p.Sandbox
 	switch {
 	case cur == nil:
-		d.requestSandbox()
+		if d.sandboxHooksPass(fx) {
+			d.requestSandbox()
+		}
 		return
 	case cur.Phase == pb.SandboxPhase_SANDBOX_REQUESTED:
 		fx.add(RunSandbox{Attempt: cur.Attempt})
@@ -80,7 +82,9 @@ func (d *decider) planRun(fx *effects) {
 			fx.wakeAt(retry)
 			return
 		}
-		d.requestSandbox()
+		if d.sandboxHooksPass(fx) {
+			d.requestSandbox()
+		}
 		return
 	case cur.Phase != pb.SandboxPhase_SANDBOX_READY:
 		return // stopped: the pod has finished
@@ -112,6 +116,8 @@ func (d *decider) planContainer(fx *effects, spec *corev1.Container, sb *pb.Sand
 	case pb.ContainerPhase_CONTAINER_RUNNING:
 		if r.KillReason != "" {
 			fx.add(StopContainer{Name: r.Name, Attempt: r.Attempt, ID: r.Id, Grace: d.killGrace(spec, r.KillReason)})
+		} else {
+			d.hookGate(fx, StageAfterStart, r.Name, r.Attempt, time.Time{})
 		}
 		return
 	case pb.ContainerPhase_CONTAINER_EXITED:
@@ -128,6 +134,9 @@ func (d *decider) planContainer(fx *effects, spec *corev1.Container, sb *pb.Sand
 	next := d.nextContainerAttempt(r)
 	if r.PulledAttempt != next {
 		fx.add(PullImage{Container: r.Name, Attempt: next, Image: spec.Image, Policy: spec.ImagePullPolicy})
+		return
+	}
+	if !d.hookGate(fx, StageBeforeStart, r.Name, next, time.Time{}) {
 		return
 	}
 	d.emit(&pb.Event{Kind: &pb.Event_ContainerRequested{ContainerRequested: &pb.ContainerRequested{
@@ -147,13 +156,19 @@ func (d *decider) nextContainerAttempt(r *pb.ContainerRecord) uint32 {
 }
 
 func (d *decider) requestSandbox() {
+	d.emit(&pb.Event{Kind: &pb.Event_SandboxRequested{SandboxRequested: &pb.SandboxRequested{Attempt: d.nextSandboxAttempt()}}})
+}
+
+// nextSandboxAttempt is above every sandbox attempt the journal or the
+// runtime has seen.
+func (d *decider) nextSandboxAttempt() uint32 {
 	next := d.s.P.SandboxAttempt + 1
 	for _, sb := range d.s.Observed.GetSandboxes() {
 		if sb.Attempt >= next {
 			next = sb.Attempt + 1
 		}
 	}
-	d.emit(&pb.Event{Kind: &pb.Event_SandboxRequested{SandboxRequested: &pb.SandboxRequested{Attempt: next}}})
+	return next
 }
 
 // stopLive adds a StopContainer for every container that may still run and
@@ -169,8 +184,11 @@ func (d *decider) stopLive(fx *effects, grace time.Duration) bool {
 				continue
 			}
 			if r.Id != "" && (r.Phase == pb.ContainerPhase_CONTAINER_CREATED || r.Phase == pb.ContainerPhase_CONTAINER_RUNNING) {
-				fx.add(StopContainer{Name: r.Name, Attempt: r.Attempt, ID: r.Id, Grace: grace})
 				live = true
+				if !d.stopHooksPass(fx, r) {
+					continue
+				}
+				fx.add(StopContainer{Name: r.Name, Attempt: r.Attempt, ID: r.Id, Grace: grace})
 			}
 		}
 		if live {
@@ -242,6 +260,9 @@ func (d *decider) planTermination(fx *effects) {
 		}
 	}
 	if pending || d.strayCount > 0 {
+		return
+	}
+	if !p.Rejected && !d.hookGate(fx, StageTerminated, "", 0, time.Time{}) {
 		return
 	}
 	d.emit(&pb.Event{Kind: &pb.Event_PodTerminated{PodTerminated: &pb.PodTerminated{

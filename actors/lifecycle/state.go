@@ -18,6 +18,9 @@ type State struct {
 	P        *pb.PodState
 	Pod      *corev1.Pod
 	Observed *pb.RuntimeObserved
+	// asked: the lifecycle hook tries this process journaled (see
+	// hookCalls); not journaled, so empty after a replay.
+	asked hookCalls
 }
 
 // NewState returns the empty state of the pod with the given UID.
@@ -43,7 +46,7 @@ func FromSnapshot(ps *pb.PodState) (*State, error) {
 
 // Clone returns a deep copy. The decoded Pod is shared: it is never mutated.
 func (s *State) Clone() *State {
-	return &State{P: proto.Clone(s.P).(*pb.PodState), Pod: s.Pod, Observed: s.Observed}
+	return &State{P: proto.Clone(s.P).(*pb.PodState), Pod: s.Pod, Observed: s.Observed, asked: s.asked}
 }
 
 // UID is the pod's UID.

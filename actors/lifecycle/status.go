@@ -169,20 +169,22 @@ func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.Con
 			cs.State.Terminated = term
 			break
 		}
-		cs.LastTerminationState.Terminated = term
-		w := &corev1.ContainerStateWaiting{}
-		if until := time.Unix(0, r.BackoffUntilUnixNano); r.BackoffUntilUnixNano != 0 && until.After(env.Now) {
-			w.Reason, w.Message = "CrashLoopBackOff", r.WaitingMessage
-		}
-		cs.State.Waiting = w
 		f := false
 		cs.Started = &f
-	case pb.ContainerPhase_CONTAINER_FAILED:
-		reason := r.WaitingReason
-		if until := time.Unix(0, r.BackoffUntilUnixNano); reason == "ErrImagePull" && until.After(env.Now) {
-			reason = "ImagePullBackOff"
+		// As the kubelet's reason cache: a container to be restarted waits
+		// with the reason its restart was held back for (CrashLoopBackOff
+		// and its message, a failed pull) until it is requested again, the
+		// back-off's expiry included; one restarted at once has no such
+		// reason and shows its termination until then.
+		if r.WaitingReason == "" {
+			cs.ContainerID = id(r.Id)
+			cs.State.Terminated = term
+			break
 		}
-		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reason, Message: r.WaitingMessage}
+		cs.LastTerminationState.Terminated = term
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: waitingReason(r, env.Now), Message: r.WaitingMessage}
+	case pb.ContainerPhase_CONTAINER_FAILED:
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: waitingReason(r, env.Now), Message: r.WaitingMessage}
 	default:
 		reason := creating
 		if r.WaitingReason != "" {
@@ -191,6 +193,15 @@ func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.Con
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reason, Message: r.WaitingMessage}
 	}
 	return cs
+}
+
+// waitingReason is r's journaled waiting reason as the kubelet shows it at
+// now: ErrImagePull is ImagePullBackOff while its back-off runs.
+func waitingReason(r *pb.ContainerRecord, now time.Time) string {
+	if until := time.Unix(0, r.BackoffUntilUnixNano); r.WaitingReason == "ErrImagePull" && until.After(now) {
+		return "ImagePullBackOff"
+	}
+	return r.WaitingReason
 }
 
 func terminated(t *pb.Termination, id string) *corev1.ContainerStateTerminated {

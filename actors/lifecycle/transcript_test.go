@@ -225,9 +225,9 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			lifecycle.Apply(h.state, env)
 		}
 		return h.effects(h.cfg.Outstanding(h.state, h.now)), nil
-	case "status":
+	case "status": // status messages: with the waiting containers' messages
 		st := lifecycle.Status(h.state, lifecycle.StatusEnv{RuntimeName: "sim", Now: h.now})
-		return formatStatus(st), nil
+		return formatStatus(st, d.HasArg("messages")), nil
 	case "conditions":
 		// The pod's conditions with their reasons and messages.
 		st := lifecycle.Status(h.state, lifecycle.StatusEnv{RuntimeName: "sim", Now: h.now})
@@ -335,7 +335,7 @@ func parseObserved(d *datadriven.TestData, now time.Time) (*pb.RuntimeObserved, 
 	return obs, nil
 }
 
-func formatStatus(st corev1.PodStatus) string {
+func formatStatus(st corev1.PodStatus, messages bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "phase=%s", st.Phase)
 	if st.PodIP != "" {
@@ -367,6 +367,9 @@ func formatStatus(st corev1.PodStatus) string {
 			fmt.Fprintf(&b, " terminated exit=%d reason=%s", cs.State.Terminated.ExitCode, cs.State.Terminated.Reason)
 		case cs.State.Waiting != nil:
 			fmt.Fprintf(&b, " waiting reason=%s", cs.State.Waiting.Reason)
+			if messages && cs.State.Waiting.Message != "" {
+				fmt.Fprintf(&b, " message=%q", cs.State.Waiting.Message)
+			}
 		}
 		if lt := cs.LastTerminationState.Terminated; lt != nil {
 			fmt.Fprintf(&b, " last=exit:%d", lt.ExitCode)

@@ -46,6 +46,14 @@ const (
 	EnvTCPPort = "SIM_TCP_PORT"
 )
 
+// AnnotationRunPodSandboxError is a pod annotation (the kubelet and
+// actorlet copy a pod's annotations into its PodSandboxConfig) that makes
+// every RunPodSandbox of the pod fail with gRPC code Unknown and the
+// annotation's value as message, as a runtime whose CNI plugin or sandbox
+// image fails does: a sandbox that can never be created, caused the same
+// way for any node agent on the runtime.
+const AnnotationRunPodSandboxError = "sim.actorlet.io/run-pod-sandbox-error"
+
 // Exit codes and reasons, as containerd reports them.
 const (
 	exitCodeKilled  = 137 // 128 + SIGKILL
@@ -64,6 +72,7 @@ type behaviour struct {
 	stopDelay    time.Duration
 	execExitCode int32
 	serve        serveSpec // EnvHTTPPort and friends
+	catFiles     []string  // EnvCatFiles
 
 	// served is runtime state, not script: the listeners of a running
 	// container (nil if none). Guarded by Runtime.mu.
@@ -99,6 +108,8 @@ func parseBehaviour(envs []*runtimeapi.KeyValue) (behaviour, error) {
 			b.serve.httpBody = v
 		case EnvHTTPStatusFile:
 			b.serve.statusFile = v
+		case EnvCatFiles:
+			b.catFiles, err = parseCatFiles(v)
 		}
 		if err != nil {
 			return b, err

@@ -25,8 +25,8 @@ func (r *Runtime) UpdateContainerResources(ctx context.Context, req *runtimeapi.
 	return &runtimeapi.UpdateContainerResourcesResponse{}, nil
 }
 
-// ReopenContainerLog succeeds for any existing container (no log file is
-// written by the simulator). NotFound for an unknown ID.
+// ReopenContainerLog succeeds for any existing container (the simulator
+// writes to a log only for SIM_CAT_FILES, at start). NotFound for an unknown ID.
 func (r *Runtime) ReopenContainerLog(ctx context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
 	unlock, err := r.begin(ctx, "ReopenContainerLog")
 	if err != nil {

@@ -42,6 +42,7 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 	r.running++
 	r.log.Debug("container started", zap.String("container", c.id), zap.String("name", c.name))
 	r.emitLocked(c.id, c.sb, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
+	r.catFilesLocked(c) // SIM_CAT_FILES
 
 	if b := c.behaviour; b.exits {
 		p := exitPlan{at: now + int64(b.exitAfter), code: b.exitCode, reason: b.exitReason}

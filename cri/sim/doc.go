@@ -22,10 +22,13 @@
 //   - Sandbox and container names (metadata incl. attempt) are reserved
 //     while the object exists: a second RunPodSandbox or CreateContainer
 //     with the same metadata fails with AlreadyExists.
+//   - A pod annotated with AnnotationRunPodSandboxError (its value is the
+//     message) never gets a sandbox: RunPodSandbox fails with Unknown.
 //   - Containers follow CREATED → RUNNING → EXITED. Their process is
 //     scripted by environment variables (EnvExitAfter, EnvExitCode,
-//     EnvExitReason, EnvStopExitCode, EnvStopDelay, EnvExecExitCode, and
-//     the probe endpoints below).
+//     EnvExitReason, EnvStopExitCode, EnvStopDelay, EnvExecExitCode,
+//     EnvCatFiles, which prints files from the container's mounts to its
+//     log at start, and the probe endpoints below).
 //     RemoveContainer kills a running container first.
 //   - Events (GetContainerEvents) carry the sandbox status and all its
 //     container statuses; sandboxes emit events under their own ID. The

@@ -40,6 +40,9 @@ var (
 	ErrAlreadyExists = &Kind{codes.AlreadyExists, "already exists"}
 	// ErrExhausted: the pod CIDR has no free address (ResourceExhausted).
 	ErrExhausted = &Kind{codes.ResourceExhausted, "resource exhausted"}
+	// ErrScripted: a failure the pod asked for (AnnotationRunPodSandboxError)
+	// (Unknown, as containerd reports a failed CNI setup).
+	ErrScripted = &Kind{codes.Unknown, "scripted failure"}
 	// ErrClosed: the Runtime was closed (Unavailable).
 	ErrClosed = &Kind{codes.Unavailable, "runtime closed"}
 )

@@ -2,9 +2,7 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"runtime"
 	"sync"
 	"testing"
@@ -12,7 +10,6 @@ import (
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/test/bufconn"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -81,47 +78,6 @@ func TestInProcessReleasesMemory(t *testing.T) {
 		t.Errorf("heap grew by %d KiB over 10 stopped InProcess cycles, want < %d KiB", grown/1024, bound/1024)
 	}
 	runtime.KeepAlive(kept)
-}
-
-// TestMemLinkClose checks that closing a memLink closes the connections
-// still open, refuses new ones, and that a closed memConn ignores
-// deadlines.
-func TestMemLinkClose(t *testing.T) {
-	ctx := ctxT(t)
-	link := newMemLink(bufconn.Listen(4096))
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := link.lis.Accept()
-		if err == nil {
-			accepted <- c
-		}
-		close(accepted)
-	}()
-	c, err := link.dial(ctx, "")
-	noErr(t, err, "dial")
-	server := <-accepted
-	if server == nil {
-		t.Fatal("no connection accepted")
-	}
-	defer server.Close()
-	noErr(t, c.SetDeadline(time.Now().Add(time.Hour)), "SetDeadline on an open connection")
-
-	link.close()
-	if _, err := c.Write([]byte("x")); err == nil {
-		t.Error("Write on a connection of a closed link succeeded")
-	}
-	if err := c.SetWriteDeadline(time.Now().Add(time.Hour)); !errors.Is(err, net.ErrClosed) {
-		t.Errorf("SetWriteDeadline after close = %v, want net.ErrClosed", err)
-	}
-	if err := c.Close(); !errors.Is(err, net.ErrClosed) {
-		t.Errorf("second Close = %v, want net.ErrClosed", err)
-	}
-	if _, err := link.dial(ctx, ""); err == nil {
-		t.Error("dial on a closed link succeeded")
-	}
-	if len(link.conns) != 0 {
-		t.Errorf("closed link still tracks %d connections", len(link.conns))
-	}
 }
 
 // BenchmarkInProcessPods runs 1,000 pods through the CRI calls actorlet

@@ -3,7 +3,9 @@ package sim
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -275,4 +277,25 @@ func TestInvalidRequests(t *testing.T) {
 	if in := rt.Info(); in.Containers != 0 || in.ViolationCount != 0 {
 		t.Fatalf("info = %+v", in)
 	}
+}
+
+// TestRunPodSandboxScriptedError: a pod annotated with
+// AnnotationRunPodSandboxError never gets a sandbox; the error is Unknown
+// with the annotation's message, and nothing is left behind.
+func TestRunPodSandboxScriptedError(t *testing.T) {
+	ctx := ctxT(t)
+	rt := newRuntime(t, Options{})
+	cfg := podConfig("p", "u", 0)
+	cfg.Annotations = map[string]string{AnnotationRunPodSandboxError: "failed to set up network: plugin exploded"}
+	for range 2 {
+		_, err := rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+		wantCode(t, err, codes.Unknown, "RunPodSandbox of an annotated pod")
+		if !errors.Is(err, ErrScripted) || !strings.Contains(err.Error(), "plugin exploded") {
+			t.Fatalf("err = %v, want ErrScripted with the annotation's message", err)
+		}
+	}
+	if in := rt.Info(); in.Sandboxes != 0 || in.ViolationCount != 0 {
+		t.Fatalf("info = %+v", in)
+	}
+	runPod(t, ctx, rt, podConfig("q", "v", 0)) // others are unaffected
 }

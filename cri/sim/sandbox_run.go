@@ -15,7 +15,8 @@ import (
 // Errors: InvalidArgument without metadata or for an unknown runtime
 // handler; AlreadyExists while a sandbox with the same metadata (name,
 // namespace, uid, attempt) exists; ResourceExhausted when the pod CIDR is
-// full. A second READY sandbox for one pod UID is created but recorded as
+// full; Unknown (ErrScripted) with the message of the config's annotation
+// AnnotationRunPodSandboxError, whenever it is set. A second READY sandbox for one pod UID is created but recorded as
 // a violation.
 func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandboxRequest) (*runtimeapi.RunPodSandboxResponse, error) {
 	cfg := req.GetConfig()
@@ -32,6 +33,9 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 	name := sandboxName(meta)
 	if !r.handlers[req.GetRuntimeHandler()] {
 		return nil, newErr(ErrInvalidArgument, "RunPodSandbox %s: unknown runtime handler %q", name, req.GetRuntimeHandler())
+	}
+	if msg, ok := cfg.GetAnnotations()[AnnotationRunPodSandboxError]; ok {
+		return nil, newErr(ErrScripted, "RunPodSandbox %s: %s", name, msg)
 	}
 	if owner, ok := r.names[name]; ok {
 		return nil, newErr(ErrAlreadyExists, "RunPodSandbox: sandbox name %q is reserved for sandbox %q", name, owner)

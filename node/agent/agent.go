@@ -100,6 +100,14 @@ type Config struct {
 	// Admission, in order: a pod runs only if all admit it, and the first
 	// rejection wins (see actors.Admitters).
 	AdmitHandlers []actors.Admitter
+	// LifecycleHooks are asked at the stages of a pod's life they name,
+	// in order, and may delay or veto each step (see actors.LifecycleHook
+	// and lifecycle.Stage).
+	LifecycleHooks []actors.LifecycleHook
+	// VolumePlugins serve pods' CSI ephemeral inline volumes
+	// (volumes[].csi) in process, by driver name (see volumes.Plugin for
+	// when SetUp, Refresh and TearDown are called).
+	VolumePlugins map[string]volumes.Plugin
 	// EventHandlers get every journaled event of the node from their own
 	// cursors, each on its own goroutine (see EventHandler).
 	EventHandlers []EventHandler
@@ -176,6 +184,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.Lifecycle.BackoffInitial == 0 {
 		cfg.Lifecycle = lifecycle.DefaultConfig()
 	}
+	cfg.Lifecycle.HookStages |= actors.LifecycleHooks(cfg.LifecycleHooks).Stages()
 	if cfg.HostIP == "" {
 		cfg.HostIP = "127.0.0.1"
 	}
@@ -208,6 +217,11 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	a.journalHealth = newJournalHealth(j.Path())
 	rebuilt, err := newRebuiltReporter(reg, cfg.Events)
+	if err != nil {
+		j.Close()
+		return nil, err
+	}
+	respawned, err := newRespawnReporter(reg, cfg.Events)
 	if err != nil {
 		j.Close()
 		return nil, err
@@ -260,7 +274,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		return fail(fmt.Errorf("root dir: %w", err))
 	}
 	vols, err := volumes.New(volumes.Options{RootDir: root, Source: cfg.EnvSource, Tokens: cfg.Tokens,
-		Allocatable: cfg.Allocatable, Logger: log.Named("volumes")})
+		Allocatable: cfg.Allocatable, Plugins: cfg.VolumePlugins, Logger: log.Named("volumes")})
 	if err != nil {
 		return fail(err)
 	}
@@ -271,7 +285,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	deps := actors.Deps{
 		Probers: prober, Hooks: prober, Volumes: vols,
 		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
-		Events: actors.EventSinks{cfg.Events, km, podevents.NewLog(log.Named("pod"))}, Rebuilt: rebuilt, AppendHealth: a.journalHealth, Admission: actors.JoinAdmitters(cfg.Admission, cfg.AdmitHandlers...), EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
+		Events: actors.EventSinks{cfg.Events, km, podevents.NewLog(log.Named("pod"))}, Rebuilt: rebuilt, Respawned: respawned, AppendHealth: a.journalHealth, Admission: actors.JoinAdmitters(cfg.Admission, cfg.AdmitHandlers...), EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP, TracerProvider: cfg.TracerProvider,
 		PodConfig: podspec.Options{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
@@ -285,6 +299,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 			}
 		},
 	}
+	deps.LifecycleHooks = cfg.LifecycleHooks
 	a.system = actor.NewActorSystem(cfg.ActorOptions...)
 	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(deps, loader(j), rec), "supervisor")
 	if err != nil {

@@ -1,6 +1,8 @@
 package podevents
 
 import (
+	"fmt"
+
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 
@@ -31,6 +33,10 @@ func (l Log) Recorded(pod *corev1.Pod, events []*pb.Envelope) {
 	}
 	for _, env := range events {
 		ev := env.GetEvent()
+		if p := ev.GetProbeChanged(); p != nil {
+			l.probeChanged(pod, p)
+			continue
+		}
 		for _, e := range Translate(pod, ev) {
 			fields := l.fields(pod, e)
 			if h := ev.GetHookFailed(); h != nil {
@@ -73,4 +79,31 @@ func (l Log) write(typ, msg string, fields []zap.Field) {
 		return
 	}
 	l.log.Info(msg, fields...)
+}
+
+var _ actors.ProbeSink = Log{}
+
+// Probed implements actors.ProbeSink: each probe run's event at debug
+// level (the kubelet logs them at V(1)); the thresholded changes are
+// logged when journaled.
+func (l Log) Probed(pod *corev1.Pod, p actors.Probed) {
+	if e, ok := ProbeEvent(p); ok && pod != nil {
+		l.log.Debug(e.Message, l.fields(pod, e)...)
+	}
+}
+
+// probeChanged logs a probe's thresholded result: a failure at warn level,
+// a success at info.
+func (l Log) probeChanged(pod *corev1.Pod, p *pb.ProbeChanged) {
+	e := Event{corev1.EventTypeNormal, "ProbeSucceeded", probeName(p.Kind) + " probe succeeded", p.Name}
+	if !p.Success {
+		e = Event{corev1.EventTypeWarning, Unhealthy, fmt.Sprintf("%s probe failed: %s", probeName(p.Kind), p.Message), p.Name}
+		switch p.Kind {
+		case pb.ProbeKind_PROBE_READINESS:
+			e.Message += "; the container is not ready"
+		default:
+			e.Message += "; the container will be restarted"
+		}
+	}
+	l.write(e.Type, e.Message, l.fields(pod, e))
 }

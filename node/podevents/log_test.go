@@ -1,6 +1,7 @@
 package podevents_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/node/podevents"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
@@ -49,5 +51,33 @@ func TestLogNamesThePodAndTheRuntimesMessage(t *testing.T) {
 	}
 	if f := got[3].ContextMap(); f["output"] != "exit code 1: no such file" || f["container"] != "app" {
 		t.Errorf("hook line fields %v", f)
+	}
+}
+
+// TestLogProbes: each probe run at debug level; a thresholded failure at
+// warn level, saying what follows.
+func TestLogProbes(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	l := podevents.NewLog(zap.New(core))
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"}}
+	l.Probed(pod, actors.Probed{Container: "app", Kind: pb.ProbeKind_PROBE_READINESS, Outcome: actors.ProbeFailed, Message: "503"})
+	l.Probed(pod, actors.Probed{Container: "app", Kind: pb.ProbeKind_PROBE_READINESS, Outcome: actors.ProbeSucceeded})
+	l.Recorded(pod, []*pb.Envelope{
+		env(&pb.Event{Kind: &pb.Event_ProbeChanged{ProbeChanged: &pb.ProbeChanged{Name: "app", Kind: pb.ProbeKind_PROBE_READINESS, Message: "503"}}}),
+		env(&pb.Event{Kind: &pb.Event_ProbeChanged{ProbeChanged: &pb.ProbeChanged{Name: "app", Kind: pb.ProbeKind_PROBE_LIVENESS, Message: "dead"}}}),
+		env(&pb.Event{Kind: &pb.Event_ProbeChanged{ProbeChanged: &pb.ProbeChanged{Name: "app", Kind: pb.ProbeKind_PROBE_READINESS, Success: true}}}),
+	})
+	var got []string
+	for _, e := range logs.AllUntimed() {
+		got = append(got, e.Level.String()+" "+e.Message+" "+e.ContextMap()["container"].(string))
+	}
+	want := []string{
+		"debug Readiness probe failed: 503 app",
+		"warn Readiness probe failed: 503; the container is not ready app",
+		"warn Liveness probe failed: dead; the container will be restarted app",
+		"info Readiness probe succeeded app",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -1,13 +1,16 @@
 // Package podevents turns a PodActor's journaled events into the API
 // events the kubelet records, with the kubelet's reasons (Pulling, Pulled,
 // Failed, Created, Started, Killing, BackOff, FailedCreatePodSandBox,
-// SandboxChanged, and the admission reasons of rejected pods).
+// SandboxChanged, Unhealthy, ProbeWarning, and the admission reasons of
+// rejected pods).
 //
 // Guarantees: an API event is emitted only for what the journal holds
 // (Recorded) or for an effect of a journaled state about to run (Acting);
 // adoptions found on recovery (Recovered events) emit nothing, since the
-// run that did the work recorded it. Recording never blocks: client-go's
-// broadcaster drops events when its queue is full.
+// run that did the work recorded it. Probe events are the exception, as
+// the kubelet's: one per probe run (Probed), which is not journaled.
+// Recording never blocks: client-go's broadcaster drops events when its
+// queue is full.
 package podevents
 
 import (
@@ -34,6 +37,7 @@ const (
 	FailedCreatePodSandBox = "FailedCreatePodSandBox"
 	SandboxChanged         = "SandboxChanged"
 	Unhealthy              = "Unhealthy"
+	ProbeWarning           = "ProbeWarning"
 	FailedPostStartHook    = "FailedPostStartHook"
 	FailedPreStopHook      = "FailedPreStopHook"
 	FailedMount            = "FailedMount"
@@ -156,7 +160,7 @@ func Translate(pod *corev1.Pod, ev *pb.Event) []Event {
 	case *pb.Event_ImagePulled:
 		p := e.ImagePulled
 		if p.PullNanos == 0 {
-			return normal(Pulled, fmt.Sprintf("Container image %q already present on machine", p.Image), p.Container)
+			return normal(Pulled, fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", p.Image), p.Container)
 		}
 		d := time.Duration(p.PullNanos)
 		return normal(Pulled, fmt.Sprintf("Successfully pulled image %q in %s (%s including waiting). Image size: %d bytes.",
@@ -177,13 +181,13 @@ func Translate(pod *corev1.Pod, ev *pb.Event) []Event {
 		return normal(SandboxChanged, "Pod sandbox changed, it will be killed and re-created.", "")
 	case *pb.Event_ContainerCreated:
 		if !e.ContainerCreated.Recovered {
-			return normal(Created, "Created container: "+e.ContainerCreated.Name, e.ContainerCreated.Name)
+			return normal(Created, "Container created", e.ContainerCreated.Name)
 		}
 	case *pb.Event_ContainerFailed:
 		return warning(Failed, "Error: "+e.ContainerFailed.Message, e.ContainerFailed.Name)
 	case *pb.Event_ContainerStarted:
 		if !e.ContainerStarted.Recovered {
-			return normal(Started, "Started container "+e.ContainerStarted.Name, e.ContainerStarted.Name)
+			return normal(Started, "Container started", e.ContainerStarted.Name)
 		}
 	case *pb.Event_BackOffStarted:
 		b := e.BackOffStarted
@@ -198,9 +202,9 @@ func Translate(pod *corev1.Pod, ev *pb.Event) []Event {
 	case *pb.Event_PodEvicted:
 		return warning(e.PodEvicted.Reason, e.PodEvicted.Message, "")
 	case *pb.Event_ProbeChanged:
-		if p := e.ProbeChanged; !p.Success {
-			return warning(Unhealthy, fmt.Sprintf("%s probe failed: %s", probeName(p.Kind), p.Message), p.Name)
-		}
+		// Nothing: the kubelet's Unhealthy is recorded for every failed
+		// probe run (ProbeEvent), the run that crossed the threshold
+		// included.
 	case *pb.Event_HookFailed:
 		// As the kubelet: the hook's output stays out of the event (it may
 		// hold secrets); the node's log has it.
@@ -209,8 +213,37 @@ func Translate(pod *corev1.Pod, ev *pb.Event) []Event {
 			return warning(FailedPreStopHook, "PreStopHook failed", h.Name)
 		}
 		return warning(FailedPostStartHook, "PostStartHook failed", h.Name)
+	case *pb.Event_HookDecided:
+		return lifecycleHookEvents(e.HookDecided)
 	}
 	return nil
+}
+
+var _ actors.ProbeSink = Recorder{}
+
+// Probed implements actors.ProbeSink: the kubelet prober's event for one
+// probe run, if any.
+func (r Recorder) Probed(pod *corev1.Pod, p actors.Probed) {
+	if e, ok := ProbeEvent(p); ok && pod != nil {
+		r.emit(pod, e)
+	}
+}
+
+// ProbeEvent is the event the kubelet's prober records for one probe run:
+// Unhealthy for a failed or errored run, ProbeWarning for a warning, none
+// for a success.
+func ProbeEvent(p actors.Probed) (Event, bool) {
+	kind := probeName(p.Kind)
+	switch p.Outcome {
+	case actors.ProbeFailed:
+		return Event{corev1.EventTypeWarning, Unhealthy, fmt.Sprintf("%s probe failed: %s", kind, p.Message), p.Container}, true
+	case actors.ProbeErrored:
+		return Event{corev1.EventTypeWarning, Unhealthy,
+			fmt.Sprintf("%s probe errored and resulted in unknown state: %s", kind, p.Message), p.Container}, true
+	case actors.ProbeWarned:
+		return Event{corev1.EventTypeWarning, ProbeWarning, fmt.Sprintf("%s probe warning: %s", kind, p.Message), p.Container}, true
+	}
+	return Event{}, false
 }
 
 // podName is the kubelet's format.Pod: name_namespace(uid).
@@ -246,4 +279,19 @@ func (r Recorder) Rebuilt(pod *corev1.Pod, damage string) {
 	}
 	r.rec.Eventf(pod, corev1.EventTypeWarning, JournalRebuilt,
 		"The pod's journal history was lost (%s); its state was rebuilt from the container runtime, running containers adopted", damage)
+}
+
+// ActorRespawned is the reason of the Warning event of a pod whose actor
+// failed too often and is started again after back-off.
+const ActorRespawned = "ActorRespawned"
+
+var _ actors.RespawnSink = Recorder{}
+
+// Respawning implements actors.RespawnSink: a Warning event on the pod.
+func (r Recorder) Respawning(pod *corev1.Pod, _ string, after time.Duration, respawns int) {
+	if pod == nil {
+		return
+	}
+	r.rec.Eventf(pod, corev1.EventTypeWarning, ActorRespawned,
+		"The pod's actor failed too often and was stopped; it is started again in %s (respawn %d), reloading the pod from the journal", after, respawns)
 }

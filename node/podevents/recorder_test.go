@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/node/podevents"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
@@ -44,6 +45,7 @@ func TestRecorderUsesTheKubeletsReasons(t *testing.T) {
 		env(&pb.Event{Kind: &pb.Event_PodRejected{PodRejected: &pb.PodRejected{Reason: "OutOfcpu", Message: "Node didn't have enough resource: cpu"}}}),
 		env(&pb.Event{Kind: &pb.Event_ActiveDeadlineExceeded{ActiveDeadlineExceeded: &pb.ActiveDeadlineExceeded{}}}),
 		env(&pb.Event{Kind: &pb.Event_ProbeChanged{ProbeChanged: &pb.ProbeChanged{Name: "app", Kind: pb.ProbeKind_PROBE_READINESS, Success: true}}}),
+		// A thresholded probe result: its runs had their events (Probed).
 		env(&pb.Event{Kind: &pb.Event_ProbeChanged{ProbeChanged: &pb.ProbeChanged{Name: "app", Kind: pb.ProbeKind_PROBE_LIVENESS, Message: "HTTP probe failed with statuscode: 500"}}}),
 		env(&pb.Event{Kind: &pb.Event_HookFailed{HookFailed: &pb.HookFailed{Name: "app", Hook: "PostStart", Message: "exit code 1"}}}),
 		env(&pb.Event{Kind: &pb.Event_HookFailed{HookFailed: &pb.HookFailed{Name: "app", Hook: "PreStop", Message: "timed out"}}}),
@@ -60,19 +62,18 @@ func TestRecorderUsesTheKubeletsReasons(t *testing.T) {
 	want := []string{
 		`Normal Pulling Pulling image "example.com/app:1"`,
 		`Normal Pulled Successfully pulled image "example.com/app:1" in 1.5s (1.5s including waiting). Image size: 4096 bytes.`,
-		`Normal Pulled Container image "example.com/side:1" already present on machine`,
+		`Normal Pulled Container image "example.com/side:1" already present on machine and can be accessed by the pod`,
 		`Warning Failed Failed to pull image "example.com/nope:1": rpc error: code = NotFound desc = not found`,
 		"Warning Failed Error: ErrImagePull",
 		`Normal BackOff Back-off pulling image "example.com/nope:1"`,
 		"Warning Failed Error: ImagePullBackOff",
 		"Warning Failed Error: context deadline exceeded",
-		"Normal Created Created container: app",
-		"Normal Started Started container app",
+		"Normal Created Container created",
+		"Normal Started Container started",
 		"Warning BackOff Back-off restarting failed container app in pod web_default(uid-1)",
 		"Warning FailedCreatePodSandBox Failed to create pod sandbox: no network",
 		"Warning OutOfcpu Node didn't have enough resource: cpu",
 		"Normal DeadlineExceeded Pod was active on the node longer than the specified deadline",
-		"Warning Unhealthy Liveness probe failed: HTTP probe failed with statuscode: 500",
 		"Warning FailedPostStartHook PostStartHook failed",
 		"Warning FailedPreStopHook PreStopHook failed",
 		"Warning Evicted The node was low on resource: memory.",
@@ -100,6 +101,39 @@ func TestRetryingShowsTheRuntimesMessage(t *testing.T) {
 	want := []string{
 		"Warning FailedCreatePodSandBox Failed to create pod sandbox: " + err.Error(),
 		"Warning Failed Error: context deadline exceeded",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestProbedRecordsEveryFailedRun: as the kubelet's prober, an Unhealthy
+// event for each failed or errored probe run (client-go's correlator
+// aggregates the repeats), a ProbeWarning for a warning, nothing for a
+// success.
+func TestProbedRecordsEveryFailedRun(t *testing.T) {
+	fake := record.NewFakeRecorder(10)
+	r := podevents.New(fake)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"}}
+	failed := actors.Probed{Container: "app", ContainerID: "c1", Kind: pb.ProbeKind_PROBE_READINESS, Outcome: actors.ProbeFailed,
+		Message: "HTTP probe failed with statuscode: 503"}
+	for range 3 {
+		r.Probed(pod, failed)
+	}
+	r.Probed(pod, actors.Probed{Container: "app", Kind: pb.ProbeKind_PROBE_READINESS, Outcome: actors.ProbeSucceeded})
+	r.Probed(pod, actors.Probed{Container: "app", Kind: pb.ProbeKind_PROBE_LIVENESS, Outcome: actors.ProbeErrored, Message: "container not found"})
+	r.Probed(pod, actors.Probed{Container: "app", Kind: pb.ProbeKind_PROBE_STARTUP, Outcome: actors.ProbeWarned,
+		Message: "Probe terminated redirects, Response body: moved"})
+	r.Probed(nil, failed)
+	close(fake.Events)
+	var got []string
+	for e := range fake.Events {
+		got = append(got, e)
+	}
+	unhealthy := "Warning Unhealthy Readiness probe failed: HTTP probe failed with statuscode: 503"
+	want := []string{unhealthy, unhealthy, unhealthy,
+		"Warning Unhealthy Liveness probe errored and resulted in unknown state: container not found",
+		"Warning ProbeWarning Startup probe warning: Probe terminated redirects, Response body: moved",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events:\n%q\nwant\n%q", got, want)

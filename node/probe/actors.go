@@ -2,6 +2,8 @@ package probe
 
 import (
 	"context"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
@@ -29,11 +31,15 @@ var (
 
 // ForPod implements actors.Probers. Unknown results (the runtime could not
 // run an exec probe) are not reported: they change nothing, as in the
-// kubelet.
-func (f ForActors) ForPod(pod *corev1.Pod, report func(*pb.ProbeResult)) actors.PodProber {
+// kubelet. observe, when not nil, is given every probe run of a worker
+// still running (Unknown as actors.ProbeErrored).
+func (f ForActors) ForPod(pod *corev1.Pod, report func(*pb.ProbeResult), observe func(actors.Probed)) actors.PodProber {
 	var p Prober = f.Runner
 	if f.Prober != nil {
 		p = f.Prober
+	}
+	if observe != nil {
+		p = observed{Prober: p, observe: observe}
 	}
 	m := NewManager(pod, p, f.Clock, func(r Report) {
 		if r.Result == Unknown {
@@ -91,4 +97,30 @@ func kindPB(k Kind) pb.ProbeKind {
 	default:
 		return pb.ProbeKind_PROBE_READINESS
 	}
+}
+
+// observed hands every probe run to observe, except one whose worker was
+// stopped meanwhile (its container is going away; the worker throws the
+// result away too).
+type observed struct {
+	Prober
+	observe func(actors.Probed)
+}
+
+func (o observed) Probe(ctx context.Context, t Target, h corev1.ProbeHandler, timeout time.Duration) (Result, string) {
+	res, msg := o.Prober.Probe(ctx, t, h, timeout)
+	if ctx.Err() != nil {
+		return res, msg
+	}
+	out := actors.ProbeFailed
+	switch {
+	case res == Unknown:
+		out = actors.ProbeErrored
+	case res == Success && strings.HasPrefix(msg, redirectWarning):
+		out = actors.ProbeWarned
+	case res == Success:
+		out = actors.ProbeSucceeded
+	}
+	o.observe(actors.Probed{Container: t.name(), ContainerID: t.ContainerID, Kind: kindPB(t.Kind), Outcome: out, Message: msg})
+	return res, msg
 }

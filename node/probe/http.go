@@ -74,6 +74,10 @@ func newHTTPRequest(ctx context.Context, t Target, a *corev1.HTTPGetAction, user
 	return req, nil
 }
 
+// redirectWarning starts the message of a Success that the kubelet's HTTP
+// prober returns as a Warning (a redirect to another host, not followed).
+const redirectWarning = "Probe terminated redirects"
+
 // httpProbe: 200..399 is Success (a redirect to another host, not
 // followed, too); anything else, or no answer within timeout, Failure.
 func (r *Runner) httpProbe(ctx context.Context, t Target, a *corev1.HTTPGetAction, timeout time.Duration) (Result, string) {
@@ -94,7 +98,7 @@ func (r *Runner) httpProbe(ctx context.Context, t Target, a *corev1.HTTPGetActio
 	}
 	switch {
 	case res.StatusCode >= http.StatusMultipleChoices && res.StatusCode < http.StatusBadRequest:
-		return Success, fmt.Sprintf("Probe terminated redirects, Response body: %s", body)
+		return Success, fmt.Sprintf("%s, Response body: %s", redirectWarning, body)
 	case res.StatusCode >= http.StatusOK && res.StatusCode < http.StatusMultipleChoices:
 		return Success, string(body)
 	}

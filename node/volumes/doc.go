@@ -1,8 +1,11 @@
 // Package volumes sets up a pod's local volumes on the host, as the
 // kubelet's volume manager does for the volume types that need no storage
-// driver: emptyDir, hostPath, configMap, secret, downwardAPI and projected.
-// Any other type (persistentVolumeClaim, csi, nfs, ephemeral, image, ...)
-// is refused with an error for which errors.Is(err, ErrUnsupported) is true.
+// driver: emptyDir, hostPath, configMap, secret, downwardAPI and projected;
+// and CSI ephemeral inline volumes (csi) through a Plugin registered in
+// process under the volume's driver name (see Plugin for its guarantees).
+// Any other type (persistentVolumeClaim, nfs, ephemeral, image, ...), and a
+// csi volume whose driver has no Plugin, is refused with an error for which
+// errors.Is(err, ErrUnsupported) is true.
 //
 // # Layout
 //
@@ -15,6 +18,8 @@
 //	        kubernetes.io~secret/<name>                    0755, a tmpfs where the Mounter can mount one
 //	        kubernetes.io~downward-api/<name>              0755, a tmpfs where the Mounter can mount one
 //	        kubernetes.io~projected/<name>                 0755, a tmpfs where the Mounter can mount one
+//	        kubernetes.io~csi/<name>/vol_data.json         0600, the inline volume's record (see Plugin)
+//	        kubernetes.io~csi/<name>/mount                 0755, the plugin's directory, mounted by containers
 //	    containers/<container>/<attempt>                   termination-message files (package actors)
 //
 // hostPath volumes are not under the root: their path is the host's own.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,7 @@ type Manager struct {
 	root        string
 	source      Source
 	tokenReq    TokenRequester
+	plugins     map[string]Plugin
 	mounter     Mounter
 	allocatable corev1.ResourceList
 	log         *zap.Logger
@@ -42,10 +44,14 @@ func New(o Options) (*Manager, error) {
 	if o.RootDir == "" || !filepath.IsAbs(o.RootDir) {
 		return nil, fmt.Errorf("volumes: root directory %q must be an absolute path", o.RootDir)
 	}
+	if err := validatePlugins(o.Plugins); err != nil {
+		return nil, err
+	}
 	m := &Manager{
 		root:        filepath.Clean(o.RootDir),
 		source:      o.Source,
 		tokenReq:    o.Tokens,
+		plugins:     maps.Clone(o.Plugins),
 		mounter:     o.Mounter,
 		allocatable: o.Allocatable,
 		log:         o.Logger,
@@ -103,6 +109,8 @@ func (m *Manager) setUpVolume(ctx context.Context, log *zap.Logger, pod *corev1.
 		return m.setUpEmptyDir(ctx, string(pod.UID), v.Name, s.EmptyDir)
 	case s.HostPath != nil:
 		return setUpHostPath(s.HostPath)
+	case s.CSI != nil:
+		return m.setUpInline(ctx, log, pod, v)
 	}
 	plugin, tmpfs, ok := dataPlugin(v)
 	if !ok {
@@ -134,7 +142,8 @@ func (m *Manager) setUpVolume(ctx context.Context, log *zap.Logger, pod *corev1.
 // Refresh rewrites the files of the pod's configMap, secret, downwardAPI
 // and projected volumes whose sources changed (new ConfigMap or Secret
 // data, new labels or annotations in pod, a token due for renewal), each
-// atomically for the readers. A volume that is not set up is skipped (it
+// atomically for the readers, and calls Refresh of the plugins of its
+// inline volumes that are Refreshers. A volume that is not set up is skipped (it
 // never makes one). A volume whose source cannot be read keeps its files;
 // the error joins one *VolumeError per such volume.
 func (m *Manager) Refresh(ctx context.Context, pod *corev1.Pod) error {
@@ -147,13 +156,19 @@ func (m *Manager) Refresh(ctx context.Context, pod *corev1.Pod) error {
 	var errs []error
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
-		plugin, _, ok := dataPlugin(v)
-		if !ok || !validName(v.Name) {
-			continue
-		}
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
+		}
+		if v.CSI != nil && validName(v.Name) {
+			if err := m.refreshInline(ctx, pod, v); err != nil {
+				errs = append(errs, &VolumeError{Volume: v.Name, Err: err})
+			}
+			continue
+		}
+		plugin, _, ok := dataPlugin(v)
+		if !ok || !validName(v.Name) {
+			continue
 		}
 		dir := m.volumeDir(uid, plugin, v.Name)
 		if _, err := os.Lstat(filepath.Join(dir, dataDirName)); err != nil {
@@ -173,9 +188,11 @@ func (m *Manager) Refresh(ctx context.Context, pod *corev1.Pod) error {
 	return errors.Join(errs...)
 }
 
-// TearDown unmounts the pod's tmpfs mounts and removes its directory
+// TearDown calls the plugins' TearDown for the pod's inline volumes (see
+// Plugin), unmounts the pod's tmpfs mounts and removes its directory
 // (<root>/pods/<podUID>, termination-message files included), and forgets
-// its tokens. A pod without a directory is done. If an unmount fails,
+// its tokens. A pod without a directory is done. If a plugin's TearDown
+// fails, or its driver is not registered, nothing is removed. If an unmount fails,
 // nothing is removed; the removal itself never crosses into another file
 // system, and fails on one still mounted. It may be called again after a
 // failure or a crash half-way.
@@ -188,6 +205,10 @@ func (m *Manager) TearDown(ctx context.Context, podUID string) error {
 	podDir := m.PodDir(podUID)
 	if _, err := os.Lstat(podDir); errors.Is(err, fs.ErrNotExist) {
 		return nil
+	}
+	// Inline volumes first: their plugins may have mounted something.
+	if err := m.tearDownInline(ctx, podUID); err != nil {
+		return fmt.Errorf("tear down pod %s: %w", podUID, err)
 	}
 	var errs []error
 	volRoot := filepath.Join(podDir, "volumes")

@@ -62,6 +62,10 @@ type Options struct {
 	// Tokens requests service account tokens. Nil: a projected
 	// serviceAccountToken source fails with ErrUnavailable.
 	Tokens TokenRequester
+	// Plugins serve CSI ephemeral inline volumes (volumes[].csi) in
+	// process, by driver name (see Plugin). A csi volume whose driver is
+	// not here fails to mount, naming the driver.
+	Plugins map[string]Plugin
 	// Mounter mounts and unmounts tmpfs. Nil is SystemMounter, the host's
 	// mount(2).
 	Mounter Mounter

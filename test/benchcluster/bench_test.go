@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/actorlet/actorlet/test/internal/upstream"
 )
 
 // creators is how many clients create (and delete) the pods at once.
@@ -39,9 +41,9 @@ func BenchmarkClusterPods(b *testing.B) {
 	if admin == "" {
 		b.Skip("no cluster: run `make bench-cluster` (or test/e2e/cluster.sh up and source its env file)")
 	}
-	kubelet := filepath.Join(os.Getenv("ACTORLET_K8S_BIN"), "kubelet")
-	if _, err := os.Stat(kubelet); err != nil {
-		b.Skipf("no upstream kubelet (%v): run `test/e2e/cluster.sh install kubelet`", err)
+	kubelet, err := upstream.KubeletBinary()
+	if err != nil {
+		b.Skip(err)
 	}
 	if os.Geteuid() != 0 {
 		b.Skip("needs root: the kubelet is started as nobody in its own user and mount namespaces")
@@ -49,6 +51,10 @@ func BenchmarkClusterPods(b *testing.B) {
 	pods := envInt("ACTORLET_BENCH_PODS", 100)
 	rounds := envInt("ACTORLET_BENCH_ROUNDS", 1)
 	latency := os.Getenv("ACTORLET_BENCH_SIM_LATENCY")
+	var simArgs []string
+	if latency != "" {
+		simArgs = []string{"--latency", latency}
+	}
 
 	dir, err := os.MkdirTemp("", "actorlet-benchcluster-")
 	if err != nil {
@@ -65,7 +71,7 @@ func BenchmarkClusterPods(b *testing.B) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	actorlet := buildActorlet(b, dir)
+	actorlet := upstream.BuildActorlet(b, dir)
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", admin)
 	if err != nil {
@@ -97,12 +103,12 @@ func BenchmarkClusterPods(b *testing.B) {
 		forceDeletePods(ctx, cs, m.namespace)
 	}
 
-	simA := startSim(b, actorlet, filepath.Join(dir, "actorlet-sim"), latency)
-	startActorletNode(b, actorlet, filepath.Join(dir, "actorlet"), simA, members[0].node, nodeKubeconfig(members[0].node))
-	simK := startSim(b, actorlet, filepath.Join(dir, "kubelet-sim"), latency)
-	startKubeletNode(b, kubelet, filepath.Join(dir, "kubelet"), simK, members[1].node, nodeKubeconfig(members[1].node))
+	simA := upstream.StartSim(b, actorlet, filepath.Join(dir, "actorlet-sim"), simArgs...)
+	upstream.StartActorletNode(b, actorlet, filepath.Join(dir, "actorlet"), simA, members[0].node, nodeKubeconfig(members[0].node))
+	simK := upstream.StartSim(b, actorlet, filepath.Join(dir, "kubelet-sim"), simArgs...)
+	upstream.StartKubelet(b, kubelet, filepath.Join(dir, "kubelet"), simK, members[1].node, nodeKubeconfig(members[1].node))
 	for _, m := range members {
-		waitNodeReady(b, cs, m.node)
+		upstream.WaitNodeReady(b, cs, m.node, 2*time.Minute)
 	}
 
 	results := map[string]*result{}

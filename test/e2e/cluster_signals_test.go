@@ -29,8 +29,12 @@ func TestClusterSignalsEvents(t *testing.T) {
 	d := newNodeDirs(t)
 	d.name = nodeName
 	startNode(t, s.endpoint, d, "--kubeconfig", c.nodeKubeconfig(nodeName), "--node-status-update-frequency", "500ms")
+	// Each pod has an image of its own: the kubelet (and actorlet) record
+	// Pulling only for an image that is not present, so a good pod sharing
+	// the crash loop's image has no Pulling when the crash loop's pull
+	// finished first.
 	pods := map[string]*corev1.Pod{
-		"good":    apiPod("sig-good", nodeName),
+		"good":    apiPod("sig-good", nodeName, corev1.Container{Name: "app", Image: "example.com/sig-good:1"}),
 		"missing": apiPod("sig-missing", nodeName, corev1.Container{Name: "app", Image: "example.com/notfound:1"}),
 		"crash": apiPod("sig-crash", nodeName, corev1.Container{Name: "app", Image: "example.com/app:1",
 			Env: []corev1.EnvVar{{Name: "SIM_EXIT_AFTER", Value: "50ms"}, {Name: "SIM_EXIT_CODE", Value: "3"}}}),
@@ -88,6 +92,20 @@ func TestClusterSignalsEvents(t *testing.T) {
 				strings.HasPrefix(m, "back-off ") && strings.Contains(m, "restarting failed container=app pod=sig-crash_default("),
 			fmt.Sprintf("%v waiting=%s %q", got, r, m)
 	})
+	// A pod whose image is present (the crash loop pulled it): Pulled
+	// "already present" and no Pulling, as the kubelet. Its events are
+	// recorded in order through one broadcaster, so once Started is there
+	// a Pulling would be too.
+	if _, err := c.admin.CoreV1().Pods("default").Create(ctx, apiPod("sig-present", nodeName), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the present image's events", func() (bool, string) {
+		got := reasons("Pod", "sig-present")
+		return has(got, "Normal Pulled", "Normal Created", "Normal Started"), fmt.Sprint(got)
+	})
+	if got := reasons("Pod", "sig-present"); slices.Contains(got, "Normal Pulling") {
+		t.Errorf("a pod whose image is present has events %v: Pulling for an image that was not pulled", got)
+	}
 	waitFor(t, "the node's events", func() (bool, string) {
 		got := reasons("Node", nodeName)
 		return has(got, "Normal Starting", "Normal NodeReady"), fmt.Sprint(got)

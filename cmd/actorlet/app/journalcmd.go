@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/actors/lifecycle"
@@ -66,6 +67,7 @@ func newJournalCommand() *cobra.Command {
 		follow   bool
 		interval time.Duration
 		from     uint64
+		showSpec bool
 	)
 	events := &cobra.Command{
 		Use:   "events [namespace/name | uid]",
@@ -74,7 +76,11 @@ func newJournalCommand() *cobra.Command {
 			"(POSITION TIME POD SEQ EVENT DESCRIPTION; -o json: the lines of GET /events on <root-dir>/" + journal.SocketName + ").\n" +
 			"The position is the cursor: a reader that handled the event at position N resumes with --from N+1.\n" +
 			"With --follow it reads the running node's stream and waits for new events.\n" +
-			"With a pod: that pod's timeline (snapshot and events); --follow reads the journal again every --interval.",
+			"With a pod: that pod's timeline: a summary (phase, each container's state, restarts and last state, why\n" +
+			"the pod stopped, its spec's digest; --show-spec: the spec too), then its snapshot and events, each with the\n" +
+			"kubelet's event reasons (Pulled, Created, Started, BackOff, Unhealthy, ...) where it has them\n" +
+			"(SEQ TIME EVENT REASONS DESCRIPTION; -o json: one line per event, no summary, the spec with --show-spec).\n" +
+			"--follow reads the journal again every --interval.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			asJSON, err := format()
@@ -87,21 +93,23 @@ func newJournalCommand() *cobra.Command {
 			if cmd.Flags().Changed("from") {
 				return errors.New("--from is a position in the node's stream: give it without a pod")
 			}
+			opts := timelineOptions{asJSON: asJSON, showSpec: showSpec, now: time.Now()}
 			j, err := open(cmd.Context())
 			if err != nil {
 				return err
 			}
-			uid, last, err := podEvents(cmd.Context(), cmd.OutOrStdout(), j.Journal, args[0], 0, asJSON)
+			uid, last, err := podEvents(cmd.Context(), cmd.OutOrStdout(), j.Journal, args[0], 0, opts)
 			j.Close()
 			if err != nil || !follow {
 				return err
 			}
-			return followEvents(cmd.Context(), cmd.OutOrStdout(), open, uid, last, interval, asJSON)
+			return followEvents(cmd.Context(), cmd.OutOrStdout(), open, uid, last, interval, opts)
 		},
 	}
 	events.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until interrupted")
 	events.Flags().DurationVar(&interval, "interval", time.Second, "with a pod and --follow, how often to look for new events")
 	events.Flags().Uint64Var(&from, "from", 1, "without a pod, the position of the first event to print")
+	events.Flags().BoolVar(&showSpec, "show-spec", false, "with a pod, print its spec as journaled (secret values are never journaled)")
 	cmd.AddCommand(events)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "verify",
@@ -251,15 +259,29 @@ type eventJSON struct {
 	Time        string `json:"time"`
 	Event       string `json:"event"`
 	Description string `json:"description,omitempty"`
+	// Reasons are the kubelet's event reasons for it (see eventReasons).
+	Reasons []string `json:"reasons,omitempty"`
+	// SpecDigest and Spec (with --show-spec) of an event that sets the
+	// pod's spec.
+	SpecDigest string          `json:"spec_digest,omitempty"`
+	Spec       json.RawMessage `json:"spec,omitempty"`
 	// Snapshot marks the line of a snapshot: the events up to Seq were
 	// compacted into it.
 	Snapshot bool `json:"snapshot,omitempty"`
 }
 
-// podEvents prints the events of the pod ref (a UID, or namespace/name)
-// after seq after (and its snapshot if that covers more), and returns the
-// pod's UID and the last seq printed.
-func podEvents(ctx context.Context, w io.Writer, j *journal.Journal, ref string, after uint64, asJSON bool) (string, uint64, error) {
+// timelineOptions say how a pod's timeline is printed: as JSON lines, with
+// its spec, and the time its summary is as of.
+type timelineOptions struct {
+	asJSON, showSpec bool
+	now              time.Time
+}
+
+// podEvents prints the timeline of the pod ref (a UID, or namespace/name):
+// its summary (text only), then its events after seq after (and its
+// snapshot if that covers more); it returns the pod's UID and the last seq
+// printed.
+func podEvents(ctx context.Context, w io.Writer, j *journal.Journal, ref string, after uint64, opts timelineOptions) (string, uint64, error) {
 	streams, err := j.LoadAll(ctx)
 	if err != nil {
 		return "", 0, err
@@ -292,14 +314,24 @@ func podEvents(ctx context.Context, w io.Writer, j *journal.Journal, ref string,
 	if len(s.Events) == 0 && s.Snapshot == nil {
 		return "", 0, errors.New("pod " + uid + " has no events")
 	}
-	last, err := printEvents(w, s, after, asJSON)
+	st, err := actors.Restore(uid, s.Snapshot, s.Events)
+	if err != nil {
+		return "", 0, err
+	}
+	if !opts.asJSON {
+		if err := printSummary(w, uid, st, opts.now, opts.showSpec); err != nil {
+			return "", 0, err
+		}
+	}
+	last, err := printEvents(w, s, st.Pod, after, opts)
 	return uid, last, err
 }
 
 // printEvents prints the stream's events after seq after, and its snapshot
 // if that covers events after it; it returns the last seq printed (after if
-// none).
-func printEvents(w io.Writer, s *journal.Stream, after uint64, asJSON bool) (uint64, error) {
+// none). pod is the pod's spec (nil for an orphan), for the reasons.
+func printEvents(w io.Writer, s *journal.Stream, pod *corev1.Pod, after uint64, opts timelineOptions) (uint64, error) {
+	asJSON := opts.asJSON
 	enc := json.NewEncoder(w)
 	last := after
 	if snap := s.Snapshot; snap != nil && snap.Seq > after {
@@ -319,12 +351,15 @@ func printEvents(w io.Writer, s *journal.Stream, after uint64, asJSON bool) (uin
 			continue
 		}
 		at := time.Unix(0, env.TimeUnixNano).UTC().Format(time.RFC3339Nano)
+		reasons, desc := timelineLine(pod, env.Event)
 		if asJSON {
-			if err := enc.Encode(eventJSON{Seq: env.Seq, Time: at, Event: env.Event.Name(), Description: env.Event.Describe(time.Time{})}); err != nil {
+			digest, _ := eventSpec(env.Event)
+			if err := enc.Encode(eventJSON{Seq: env.Seq, Time: at, Event: env.Event.Name(), Description: env.Event.Describe(time.Time{}),
+				Reasons: eventReasons(pod, env.Event), SpecDigest: digest, Spec: specJSON(env.Event, opts.showSpec)}); err != nil {
 				return last, err
 			}
 		} else {
-			fmt.Fprintf(w, "%6d  %-30s  %-20s %s\n", env.Seq, at, env.Event.Name(), env.Event.Describe(time.Time{}))
+			fmt.Fprintf(w, "%6d  %-30s  %-20s %-16s %s\n", env.Seq, at, env.Event.Name(), reasons, desc)
 		}
 		last = env.Seq
 	}
@@ -335,7 +370,7 @@ func printEvents(w io.Writer, s *journal.Stream, after uint64, asJSON bool) (uin
 // journaled, reading the journal again every interval, until ctx ends. A pod
 // that is deleted from the journal (compacted after its retention) ends it.
 func followEvents(ctx context.Context, w io.Writer, open func(context.Context) (*journalView, error), uid string, last uint64,
-	interval time.Duration, asJSON bool) error {
+	interval time.Duration, opts timelineOptions) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -362,7 +397,11 @@ func followEvents(ctx context.Context, w io.Writer, open func(context.Context) (
 			}
 			return err
 		}
-		if last, err = printEvents(w, s, last, asJSON); err != nil {
+		var pod *corev1.Pod
+		if st, err := actors.Restore(uid, s.Snapshot, s.Events); err == nil {
+			pod = st.Pod
+		}
+		if last, err = printEvents(w, s, pod, last, opts); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 // Package simnode starts an actorlet node on the in-process simulated
-// runtime, as `actorlet run --container-runtime-endpoint sim://` does, for
-// the examples: no root, no containerd, no cluster.
+// runtime, as `actorlet run --container-runtime-endpoint sim://` does (or
+// on another in-process runtime, StartOn), for the examples: no root, no
+// containerd, no cluster.
 package simnode
 
 import (
@@ -16,6 +17,7 @@ import (
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
+	"github.com/actorlet/actorlet/cri/serve"
 	"github.com/actorlet/actorlet/cri/sim"
 	"github.com/actorlet/actorlet/node/agent"
 )
@@ -35,17 +37,31 @@ func Start(ctx context.Context, rootDir string, pods []*corev1.Pod, log *zap.Log
 	if err != nil {
 		return nil, err
 	}
-	conn, stopConn, err := sim.InProcess(ctx, rt)
+	n, err := StartOn(ctx, rt, sim.DefaultRuntimeName, rootDir, pods, log, with)
 	if err != nil {
 		rt.Close()
 		return nil, err
 	}
+	stop := n.stopRuntime
+	n.stopRuntime = func() { stop(); rt.Close() }
+	return n, nil
+}
+
+// StartOn is Start on the in-process runtime rt (the simulated runtime, or
+// one of the user's), connected without a socket (serve.InProcess), whose
+// name prefixes container IDs in pod statuses ("<runtimeName>://<id>").
+// Stop disconnects it; closing rt is the caller's.
+func StartOn(ctx context.Context, rt serve.Runtime, runtimeName, rootDir string, pods []*corev1.Pod, log *zap.Logger, with func(*agent.Config)) (*Node, error) {
+	conn, stopConn, err := serve.InProcess(ctx, rt)
+	if err != nil {
+		return nil, err
+	}
 	client := cri.NewFromConn(conn, conn, cri.Options{Timeout: 10 * time.Second, Logger: log.Named("cri")})
-	stopRuntime := func() { client.Close(); stopConn(); rt.Close() }
+	stopRuntime := func() { client.Close(); stopConn() }
 	lc := lifecycle.DefaultConfig()
 	lc.BackoffInitial, lc.BackoffMax = 100*time.Millisecond, time.Second
 	cfg := agent.Config{
-		NodeName: "example", RootDir: rootDir, Runtime: client, RuntimeName: sim.DefaultRuntimeName,
+		NodeName: "example", RootDir: rootDir, Runtime: client, RuntimeName: runtimeName,
 		PodLogsDir: rootDir + "/logs", Lifecycle: lc, RelistPeriod: time.Second, Logger: log,
 		Pods: map[string][]*corev1.Pod{"example": pods},
 		ActorOptions: []actor.ConfigOption{actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {

@@ -380,6 +380,8 @@ type Event struct {
 	//	*Event_PodInitialized
 	//	*Event_PodEvicted
 	//	*Event_PodUpdated
+	//	*Event_HookRequested
+	//	*Event_HookDecided
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -656,6 +658,24 @@ func (x *Event) GetPodUpdated() *PodUpdated {
 	return nil
 }
 
+func (x *Event) GetHookRequested() *HookRequested {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_HookRequested); ok {
+			return x.HookRequested
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetHookDecided() *HookDecided {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_HookDecided); ok {
+			return x.HookDecided
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -764,6 +784,15 @@ type Event_PodUpdated struct {
 	PodUpdated *PodUpdated `protobuf:"bytes,26,opt,name=pod_updated,json=podUpdated,proto3,oneof"`
 }
 
+type Event_HookRequested struct {
+	// 40 and up: the node's lifecycle hooks (user code; see HookRequested).
+	HookRequested *HookRequested `protobuf:"bytes,40,opt,name=hook_requested,json=hookRequested,proto3,oneof"`
+}
+
+type Event_HookDecided struct {
+	HookDecided *HookDecided `protobuf:"bytes,41,opt,name=hook_decided,json=hookDecided,proto3,oneof"`
+}
+
 func (*Event_PodAccepted) isEvent_Kind() {}
 
 func (*Event_PodRejected) isEvent_Kind() {}
@@ -815,6 +844,10 @@ func (*Event_PodInitialized) isEvent_Kind() {}
 func (*Event_PodEvicted) isEvent_Kind() {}
 
 func (*Event_PodUpdated) isEvent_Kind() {}
+
+func (*Event_HookRequested) isEvent_Kind() {}
+
+func (*Event_HookDecided) isEvent_Kind() {}
 
 // PodAccepted: the node took the pod. pod_json is the v1.Pod as received,
 // without status and without any Secret data (pods only reference Secrets).
@@ -2154,6 +2187,186 @@ func (x *HookFailed) GetMessage() string {
 	return ""
 }
 
+// HookRequested: the intent to ask the node's lifecycle hooks (user code)
+// about one step of the pod: stage (Accepted, BeforeSandbox, BeforeStart,
+// AfterStart, BeforeStop, Terminated), container ("" for the pod's
+// stages), attempt (the sandbox attempt for BeforeSandbox, the container
+// attempt for the container stages, else 0) and try (1, 2, ... for the same
+// step). Journaled before the hooks are called: a try is called at most
+// once; a try found without its HookDecided after a restart is decided
+// Interrupted, never called again.
+type HookRequested struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Stage         string                 `protobuf:"bytes,1,opt,name=stage,proto3" json:"stage,omitempty"`
+	Container     string                 `protobuf:"bytes,2,opt,name=container,proto3" json:"container,omitempty"`
+	Attempt       uint32                 `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Try           uint32                 `protobuf:"varint,4,opt,name=try,proto3" json:"try,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HookRequested) Reset() {
+	*x = HookRequested{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HookRequested) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HookRequested) ProtoMessage() {}
+
+func (x *HookRequested) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HookRequested.ProtoReflect.Descriptor instead.
+func (*HookRequested) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *HookRequested) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
+func (x *HookRequested) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
+}
+
+func (x *HookRequested) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *HookRequested) GetTry() uint32 {
+	if x != nil {
+		return x.Try
+	}
+	return 0
+}
+
+// HookDecided: the outcome of a try: action Continue, Delay, Veto or
+// Interrupted (the node restarted while the hooks ran), with the hook's
+// reason and message, and when the step is asked again (retry_at, for a
+// delay, an interruption, and a veto of BeforeStart).
+type HookDecided struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Stage           string                 `protobuf:"bytes,1,opt,name=stage,proto3" json:"stage,omitempty"`
+	Container       string                 `protobuf:"bytes,2,opt,name=container,proto3" json:"container,omitempty"`
+	Attempt         uint32                 `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Try             uint32                 `protobuf:"varint,4,opt,name=try,proto3" json:"try,omitempty"`
+	Action          string                 `protobuf:"bytes,5,opt,name=action,proto3" json:"action,omitempty"`
+	Reason          string                 `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message         string                 `protobuf:"bytes,7,opt,name=message,proto3" json:"message,omitempty"`
+	RetryAtUnixNano int64                  `protobuf:"varint,8,opt,name=retry_at_unix_nano,json=retryAtUnixNano,proto3" json:"retry_at_unix_nano,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *HookDecided) Reset() {
+	*x = HookDecided{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HookDecided) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HookDecided) ProtoMessage() {}
+
+func (x *HookDecided) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HookDecided.ProtoReflect.Descriptor instead.
+func (*HookDecided) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *HookDecided) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
+func (x *HookDecided) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
+}
+
+func (x *HookDecided) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *HookDecided) GetTry() uint32 {
+	if x != nil {
+		return x.Try
+	}
+	return 0
+}
+
+func (x *HookDecided) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *HookDecided) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *HookDecided) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *HookDecided) GetRetryAtUnixNano() int64 {
+	if x != nil {
+		return x.RetryAtUnixNano
+	}
+	return 0
+}
+
 // PodInitialized: every init container of the pod completed (the regular
 // ones exited 0, the sidecars started) in this sandbox: the app containers
 // may start. A new sandbox runs the init containers again.
@@ -2166,7 +2379,7 @@ type PodInitialized struct {
 
 func (x *PodInitialized) Reset() {
 	*x = PodInitialized{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2178,7 +2391,7 @@ func (x *PodInitialized) String() string {
 func (*PodInitialized) ProtoMessage() {}
 
 func (x *PodInitialized) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2191,7 +2404,7 @@ func (x *PodInitialized) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodInitialized.ProtoReflect.Descriptor instead.
 func (*PodInitialized) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PodInitialized) GetSandboxId() string {
@@ -2218,7 +2431,7 @@ type PodEvicted struct {
 
 func (x *PodEvicted) Reset() {
 	*x = PodEvicted{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2230,7 +2443,7 @@ func (x *PodEvicted) String() string {
 func (*PodEvicted) ProtoMessage() {}
 
 func (x *PodEvicted) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2243,7 +2456,7 @@ func (x *PodEvicted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodEvicted.ProtoReflect.Descriptor instead.
 func (*PodEvicted) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{23}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PodEvicted) GetGracePeriodNanos() int64 {
@@ -2291,7 +2504,7 @@ type PodUpdated struct {
 
 func (x *PodUpdated) Reset() {
 	*x = PodUpdated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2303,7 +2516,7 @@ func (x *PodUpdated) String() string {
 func (*PodUpdated) ProtoMessage() {}
 
 func (x *PodUpdated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2316,7 +2529,7 @@ func (x *PodUpdated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodUpdated.ProtoReflect.Descriptor instead.
 func (*PodUpdated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PodUpdated) GetPodJson() []byte {
@@ -2349,7 +2562,7 @@ type SandboxStopped struct {
 
 func (x *SandboxStopped) Reset() {
 	*x = SandboxStopped{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2361,7 +2574,7 @@ func (x *SandboxStopped) String() string {
 func (*SandboxStopped) ProtoMessage() {}
 
 func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2374,7 +2587,7 @@ func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStopped.ProtoReflect.Descriptor instead.
 func (*SandboxStopped) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SandboxStopped) GetSandboxId() string {
@@ -2393,7 +2606,7 @@ type SandboxRemoved struct {
 
 func (x *SandboxRemoved) Reset() {
 	*x = SandboxRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2405,7 +2618,7 @@ func (x *SandboxRemoved) String() string {
 func (*SandboxRemoved) ProtoMessage() {}
 
 func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2418,7 +2631,7 @@ func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRemoved.ProtoReflect.Descriptor instead.
 func (*SandboxRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SandboxRemoved) GetSandboxId() string {
@@ -2437,7 +2650,7 @@ type PodTerminated struct {
 
 func (x *PodTerminated) Reset() {
 	*x = PodTerminated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2449,7 +2662,7 @@ func (x *PodTerminated) String() string {
 func (*PodTerminated) ProtoMessage() {}
 
 func (x *PodTerminated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2462,7 +2675,7 @@ func (x *PodTerminated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodTerminated.ProtoReflect.Descriptor instead.
 func (*PodTerminated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PodTerminated) GetPhase() string {
@@ -2480,7 +2693,7 @@ type PodRemoved struct {
 
 func (x *PodRemoved) Reset() {
 	*x = PodRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	mi := &file_actorlet_v1_events_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2492,7 +2705,7 @@ func (x *PodRemoved) String() string {
 func (*PodRemoved) ProtoMessage() {}
 
 func (x *PodRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	mi := &file_actorlet_v1_events_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2505,7 +2718,7 @@ func (x *PodRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRemoved.ProtoReflect.Descriptor instead.
 func (*PodRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{28}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{30}
 }
 
 // PodState is the pod as the journal knows it: the fold of its events.
@@ -2541,16 +2754,19 @@ type PodState struct {
 	InitializedSandbox string `protobuf:"bytes,23,opt,name=initialized_sandbox,json=initializedSandbox,proto3" json:"initialized_sandbox,omitempty"`
 	// fail_reason, fail_message: why the node failed the pod
 	// (ActiveDeadlineExceeded, PodEvicted); deadline_exceeded is set too.
-	FailReason    string `protobuf:"bytes,24,opt,name=fail_reason,json=failReason,proto3" json:"fail_reason,omitempty"`
-	FailMessage   string `protobuf:"bytes,25,opt,name=fail_message,json=failMessage,proto3" json:"fail_message,omitempty"`
-	Evicted       bool   `protobuf:"varint,26,opt,name=evicted,proto3" json:"evicted,omitempty"`
+	FailReason  string `protobuf:"bytes,24,opt,name=fail_reason,json=failReason,proto3" json:"fail_reason,omitempty"`
+	FailMessage string `protobuf:"bytes,25,opt,name=fail_message,json=failMessage,proto3" json:"fail_message,omitempty"`
+	Evicted     bool   `protobuf:"varint,26,opt,name=evicted,proto3" json:"evicted,omitempty"`
+	// stage_hooks: the node's lifecycle hook steps of the pod, by
+	// "<stage>/<container>/<attempt>" (HookRequested, HookDecided).
+	StageHooks    map[string]*StageHookRecord `protobuf:"bytes,40,rep,name=stage_hooks,json=stageHooks,proto3" json:"stage_hooks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PodState) Reset() {
 	*x = PodState{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	mi := &file_actorlet_v1_events_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2562,7 +2778,7 @@ func (x *PodState) String() string {
 func (*PodState) ProtoMessage() {}
 
 func (x *PodState) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	mi := &file_actorlet_v1_events_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2575,7 +2791,7 @@ func (x *PodState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodState.ProtoReflect.Descriptor instead.
 func (*PodState) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{29}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PodState) GetUid() string {
@@ -2760,6 +2976,133 @@ func (x *PodState) GetEvicted() bool {
 	return false
 }
 
+func (x *PodState) GetStageHooks() map[string]*StageHookRecord {
+	if x != nil {
+		return x.StageHooks
+	}
+	return nil
+}
+
+// StageHookRecord is one step of the pod at which the node's lifecycle
+// hooks are asked: its latest try and, once decided, that try's outcome.
+type StageHookRecord struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Stage           string                 `protobuf:"bytes,1,opt,name=stage,proto3" json:"stage,omitempty"`
+	Container       string                 `protobuf:"bytes,2,opt,name=container,proto3" json:"container,omitempty"`
+	Attempt         uint32                 `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Try             uint32                 `protobuf:"varint,4,opt,name=try,proto3" json:"try,omitempty"`
+	Decided         bool                   `protobuf:"varint,5,opt,name=decided,proto3" json:"decided,omitempty"`
+	Action          string                 `protobuf:"bytes,6,opt,name=action,proto3" json:"action,omitempty"`
+	Reason          string                 `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message         string                 `protobuf:"bytes,8,opt,name=message,proto3" json:"message,omitempty"`
+	RetryAtUnixNano int64                  `protobuf:"varint,9,opt,name=retry_at_unix_nano,json=retryAtUnixNano,proto3" json:"retry_at_unix_nano,omitempty"`
+	// holds: the tries of this step that did not let it go on (delays,
+	// vetoes that are asked again, interruptions), for the back-off.
+	Holds         uint32 `protobuf:"varint,10,opt,name=holds,proto3" json:"holds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StageHookRecord) Reset() {
+	*x = StageHookRecord{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StageHookRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StageHookRecord) ProtoMessage() {}
+
+func (x *StageHookRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StageHookRecord.ProtoReflect.Descriptor instead.
+func (*StageHookRecord) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *StageHookRecord) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
+func (x *StageHookRecord) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
+}
+
+func (x *StageHookRecord) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *StageHookRecord) GetTry() uint32 {
+	if x != nil {
+		return x.Try
+	}
+	return 0
+}
+
+func (x *StageHookRecord) GetDecided() bool {
+	if x != nil {
+		return x.Decided
+	}
+	return false
+}
+
+func (x *StageHookRecord) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *StageHookRecord) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *StageHookRecord) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *StageHookRecord) GetRetryAtUnixNano() int64 {
+	if x != nil {
+		return x.RetryAtUnixNano
+	}
+	return 0
+}
+
+func (x *StageHookRecord) GetHolds() uint32 {
+	if x != nil {
+		return x.Holds
+	}
+	return 0
+}
+
 type SandboxRecord struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Attempt uint32                 `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
@@ -2779,7 +3122,7 @@ type SandboxRecord struct {
 
 func (x *SandboxRecord) Reset() {
 	*x = SandboxRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[30]
+	mi := &file_actorlet_v1_events_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2791,7 +3134,7 @@ func (x *SandboxRecord) String() string {
 func (*SandboxRecord) ProtoMessage() {}
 
 func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[30]
+	mi := &file_actorlet_v1_events_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2804,7 +3147,7 @@ func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRecord.ProtoReflect.Descriptor instead.
 func (*SandboxRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{30}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SandboxRecord) GetAttempt() uint32 {
@@ -2908,7 +3251,7 @@ type ContainerRecord struct {
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[31]
+	mi := &file_actorlet_v1_events_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2920,7 +3263,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[31]
+	mi := &file_actorlet_v1_events_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2933,7 +3276,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{31}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ContainerRecord) GetName() string {
@@ -3118,7 +3461,7 @@ type Termination struct {
 
 func (x *Termination) Reset() {
 	*x = Termination{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	mi := &file_actorlet_v1_events_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3130,7 +3473,7 @@ func (x *Termination) String() string {
 func (*Termination) ProtoMessage() {}
 
 func (x *Termination) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	mi := &file_actorlet_v1_events_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3143,7 +3486,7 @@ func (x *Termination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Termination.ProtoReflect.Descriptor instead.
 func (*Termination) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{32}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Termination) GetContainerId() string {
@@ -3204,7 +3547,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12$\n" +
 	"\x0etime_unix_nano\x18\x03 \x01(\x03R\ftimeUnixNano\x12\x17\n" +
 	"\apod_uid\x18\x04 \x01(\tR\x06podUid\x12+\n" +
-	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\xc7\x0e\n" +
+	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\xcb\x0f\n" +
 	"\x05Event\x12=\n" +
 	"\fpod_accepted\x18\x01 \x01(\v2\x18.actorlet.v1.PodAcceptedH\x00R\vpodAccepted\x12=\n" +
 	"\fpod_rejected\x18\x02 \x01(\v2\x18.actorlet.v1.PodRejectedH\x00R\vpodRejected\x12=\n" +
@@ -3236,7 +3579,9 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\vpod_evicted\x18\x19 \x01(\v2\x17.actorlet.v1.PodEvictedH\x00R\n" +
 	"podEvicted\x12:\n" +
 	"\vpod_updated\x18\x1a \x01(\v2\x17.actorlet.v1.PodUpdatedH\x00R\n" +
-	"podUpdatedB\x06\n" +
+	"podUpdated\x12C\n" +
+	"\x0ehook_requested\x18( \x01(\v2\x1a.actorlet.v1.HookRequestedH\x00R\rhookRequested\x12=\n" +
+	"\fhook_decided\x18) \x01(\v2\x18.actorlet.v1.HookDecidedH\x00R\vhookDecidedB\x06\n" +
 	"\x04kind\"a\n" +
 	"\vPodAccepted\x12\x19\n" +
 	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x1f\n" +
@@ -3340,7 +3685,21 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\x12\x12\n" +
 	"\x04hook\x18\x03 \x01(\tR\x04hook\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"/\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"o\n" +
+	"\rHookRequested\x12\x14\n" +
+	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x1c\n" +
+	"\tcontainer\x18\x02 \x01(\tR\tcontainer\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\rR\aattempt\x12\x10\n" +
+	"\x03try\x18\x04 \x01(\rR\x03try\"\xe4\x01\n" +
+	"\vHookDecided\x12\x14\n" +
+	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x1c\n" +
+	"\tcontainer\x18\x02 \x01(\tR\tcontainer\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\rR\aattempt\x12\x10\n" +
+	"\x03try\x18\x04 \x01(\rR\x03try\x12\x16\n" +
+	"\x06action\x18\x05 \x01(\tR\x06action\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\a \x01(\tR\amessage\x12+\n" +
+	"\x12retry_at_unix_nano\x18\b \x01(\x03R\x0fretryAtUnixNano\"/\n" +
 	"\x0ePodInitialized\x12\x1d\n" +
 	"\n" +
 	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\"\x9a\x01\n" +
@@ -3365,7 +3724,8 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\rPodTerminated\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\"\f\n" +
 	"\n" +
-	"PodRemoved\"\xdb\b\n" +
+	"PodRemoved\"\x80\n" +
+	"\n" +
 	"\bPodState\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x19\n" +
@@ -3400,10 +3760,27 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\vfail_reason\x18\x18 \x01(\tR\n" +
 	"failReason\x12!\n" +
 	"\ffail_message\x18\x19 \x01(\tR\vfailMessage\x12\x18\n" +
-	"\aevicted\x18\x1a \x01(\bR\aevicted\x1a[\n" +
+	"\aevicted\x18\x1a \x01(\bR\aevicted\x12F\n" +
+	"\vstage_hooks\x18( \x03(\v2%.actorlet.v1.PodState.StageHooksEntryR\n" +
+	"stageHooks\x1a[\n" +
 	"\x0fContainersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
-	"\x05value\x18\x02 \x01(\v2\x1c.actorlet.v1.ContainerRecordR\x05value:\x028\x01\"\xa6\x02\n" +
+	"\x05value\x18\x02 \x01(\v2\x1c.actorlet.v1.ContainerRecordR\x05value:\x028\x01\x1a[\n" +
+	"\x0fStageHooksEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
+	"\x05value\x18\x02 \x01(\v2\x1c.actorlet.v1.StageHookRecordR\x05value:\x028\x01\"\x98\x02\n" +
+	"\x0fStageHookRecord\x12\x14\n" +
+	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x1c\n" +
+	"\tcontainer\x18\x02 \x01(\tR\tcontainer\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\rR\aattempt\x12\x10\n" +
+	"\x03try\x18\x04 \x01(\rR\x03try\x12\x18\n" +
+	"\adecided\x18\x05 \x01(\bR\adecided\x12\x16\n" +
+	"\x06action\x18\x06 \x01(\tR\x06action\x12\x16\n" +
+	"\x06reason\x18\a \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\b \x01(\tR\amessage\x12+\n" +
+	"\x12retry_at_unix_nano\x18\t \x01(\x03R\x0fretryAtUnixNano\x12\x14\n" +
+	"\x05holds\x18\n" +
+	" \x01(\rR\x05holds\"\xa6\x02\n" +
 	"\rSandboxRecord\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\rR\aattempt\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x0e\n" +
@@ -3482,7 +3859,7 @@ func file_actorlet_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_actorlet_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_actorlet_v1_events_proto_goTypes = []any{
 	(ProbeKind)(0),                 // 0: actorlet.v1.ProbeKind
 	(SandboxPhase)(0),              // 1: actorlet.v1.SandboxPhase
@@ -3509,22 +3886,26 @@ var file_actorlet_v1_events_proto_goTypes = []any{
 	(*ActiveDeadlineExceeded)(nil), // 22: actorlet.v1.ActiveDeadlineExceeded
 	(*ProbeChanged)(nil),           // 23: actorlet.v1.ProbeChanged
 	(*HookFailed)(nil),             // 24: actorlet.v1.HookFailed
-	(*PodInitialized)(nil),         // 25: actorlet.v1.PodInitialized
-	(*PodEvicted)(nil),             // 26: actorlet.v1.PodEvicted
-	(*PodUpdated)(nil),             // 27: actorlet.v1.PodUpdated
-	(*SandboxStopped)(nil),         // 28: actorlet.v1.SandboxStopped
-	(*SandboxRemoved)(nil),         // 29: actorlet.v1.SandboxRemoved
-	(*PodTerminated)(nil),          // 30: actorlet.v1.PodTerminated
-	(*PodRemoved)(nil),             // 31: actorlet.v1.PodRemoved
-	(*PodState)(nil),               // 32: actorlet.v1.PodState
-	(*SandboxRecord)(nil),          // 33: actorlet.v1.SandboxRecord
-	(*ContainerRecord)(nil),        // 34: actorlet.v1.ContainerRecord
-	(*Termination)(nil),            // 35: actorlet.v1.Termination
-	nil,                            // 36: actorlet.v1.PodState.ContainersEntry
+	(*HookRequested)(nil),          // 25: actorlet.v1.HookRequested
+	(*HookDecided)(nil),            // 26: actorlet.v1.HookDecided
+	(*PodInitialized)(nil),         // 27: actorlet.v1.PodInitialized
+	(*PodEvicted)(nil),             // 28: actorlet.v1.PodEvicted
+	(*PodUpdated)(nil),             // 29: actorlet.v1.PodUpdated
+	(*SandboxStopped)(nil),         // 30: actorlet.v1.SandboxStopped
+	(*SandboxRemoved)(nil),         // 31: actorlet.v1.SandboxRemoved
+	(*PodTerminated)(nil),          // 32: actorlet.v1.PodTerminated
+	(*PodRemoved)(nil),             // 33: actorlet.v1.PodRemoved
+	(*PodState)(nil),               // 34: actorlet.v1.PodState
+	(*StageHookRecord)(nil),        // 35: actorlet.v1.StageHookRecord
+	(*SandboxRecord)(nil),          // 36: actorlet.v1.SandboxRecord
+	(*ContainerRecord)(nil),        // 37: actorlet.v1.ContainerRecord
+	(*Termination)(nil),            // 38: actorlet.v1.Termination
+	nil,                            // 39: actorlet.v1.PodState.ContainersEntry
+	nil,                            // 40: actorlet.v1.PodState.StageHooksEntry
 }
 var file_actorlet_v1_events_proto_depIdxs = []int32{
 	5,  // 0: actorlet.v1.Envelope.event:type_name -> actorlet.v1.Event
-	32, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
+	34, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
 	6,  // 2: actorlet.v1.Event.pod_accepted:type_name -> actorlet.v1.PodAccepted
 	7,  // 3: actorlet.v1.Event.pod_rejected:type_name -> actorlet.v1.PodRejected
 	8,  // 4: actorlet.v1.Event.image_pulled:type_name -> actorlet.v1.ImagePulled
@@ -3539,31 +3920,35 @@ var file_actorlet_v1_events_proto_depIdxs = []int32{
 	18, // 13: actorlet.v1.Event.container_exited:type_name -> actorlet.v1.ContainerExited
 	19, // 14: actorlet.v1.Event.back_off_started:type_name -> actorlet.v1.BackOffStarted
 	21, // 15: actorlet.v1.Event.pod_terminating:type_name -> actorlet.v1.PodTerminating
-	28, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
-	29, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
-	30, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
-	31, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
+	30, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
+	31, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
+	32, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
+	33, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
 	20, // 20: actorlet.v1.Event.container_removed:type_name -> actorlet.v1.ContainerRemoved
 	13, // 21: actorlet.v1.Event.sandbox_lost:type_name -> actorlet.v1.SandboxLost
 	22, // 22: actorlet.v1.Event.active_deadline_exceeded:type_name -> actorlet.v1.ActiveDeadlineExceeded
 	23, // 23: actorlet.v1.Event.probe_changed:type_name -> actorlet.v1.ProbeChanged
 	24, // 24: actorlet.v1.Event.hook_failed:type_name -> actorlet.v1.HookFailed
-	25, // 25: actorlet.v1.Event.pod_initialized:type_name -> actorlet.v1.PodInitialized
-	26, // 26: actorlet.v1.Event.pod_evicted:type_name -> actorlet.v1.PodEvicted
-	27, // 27: actorlet.v1.Event.pod_updated:type_name -> actorlet.v1.PodUpdated
-	0,  // 28: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
-	33, // 29: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
-	33, // 30: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
-	36, // 31: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
-	1,  // 32: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
-	2,  // 33: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
-	35, // 34: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
-	34, // 35: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	27, // 25: actorlet.v1.Event.pod_initialized:type_name -> actorlet.v1.PodInitialized
+	28, // 26: actorlet.v1.Event.pod_evicted:type_name -> actorlet.v1.PodEvicted
+	29, // 27: actorlet.v1.Event.pod_updated:type_name -> actorlet.v1.PodUpdated
+	25, // 28: actorlet.v1.Event.hook_requested:type_name -> actorlet.v1.HookRequested
+	26, // 29: actorlet.v1.Event.hook_decided:type_name -> actorlet.v1.HookDecided
+	0,  // 30: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
+	36, // 31: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
+	36, // 32: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
+	39, // 33: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
+	40, // 34: actorlet.v1.PodState.stage_hooks:type_name -> actorlet.v1.PodState.StageHooksEntry
+	1,  // 35: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
+	2,  // 36: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
+	38, // 37: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
+	37, // 38: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
+	35, // 39: actorlet.v1.PodState.StageHooksEntry.value:type_name -> actorlet.v1.StageHookRecord
+	40, // [40:40] is the sub-list for method output_type
+	40, // [40:40] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_actorlet_v1_events_proto_init() }
@@ -3598,6 +3983,8 @@ func file_actorlet_v1_events_proto_init() {
 		(*Event_PodInitialized)(nil),
 		(*Event_PodEvicted)(nil),
 		(*Event_PodUpdated)(nil),
+		(*Event_HookRequested)(nil),
+		(*Event_HookDecided)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3605,7 +3992,7 @@ func file_actorlet_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actorlet_v1_events_proto_rawDesc), len(file_actorlet_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   34,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -557,10 +557,15 @@ type EffectResult struct {
 	HookError string `protobuf:"bytes,15,opt,name=hook_error,json=hookError,proto3" json:"hook_error,omitempty"`
 	// For PullImage: how long the pull took (0: the image was present and not
 	// pulled) and the image's size in bytes (0: unknown).
-	PullNanos     int64  `protobuf:"varint,16,opt,name=pull_nanos,json=pullNanos,proto3" json:"pull_nanos,omitempty"`
-	ImageSize     uint64 `protobuf:"varint,17,opt,name=image_size,json=imageSize,proto3" json:"image_size,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PullNanos int64  `protobuf:"varint,16,opt,name=pull_nanos,json=pullNanos,proto3" json:"pull_nanos,omitempty"`
+	ImageSize uint64 `protobuf:"varint,17,opt,name=image_size,json=imageSize,proto3" json:"image_size,omitempty"`
+	// For RunHook: the hooks' verdict (Continue, Delay, Veto; reason and
+	// message above) and, for a delay, how long the hook asked to wait (0:
+	// the core's back-off).
+	HookAction          string `protobuf:"bytes,40,opt,name=hook_action,json=hookAction,proto3" json:"hook_action,omitempty"`
+	HookRetryAfterNanos int64  `protobuf:"varint,41,opt,name=hook_retry_after_nanos,json=hookRetryAfterNanos,proto3" json:"hook_retry_after_nanos,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *EffectResult) Reset() {
@@ -708,6 +713,20 @@ func (x *EffectResult) GetPullNanos() int64 {
 func (x *EffectResult) GetImageSize() uint64 {
 	if x != nil {
 		return x.ImageSize
+	}
+	return 0
+}
+
+func (x *EffectResult) GetHookAction() string {
+	if x != nil {
+		return x.HookAction
+	}
+	return ""
+}
+
+func (x *EffectResult) GetHookRetryAfterNanos() int64 {
+	if x != nil {
+		return x.HookRetryAfterNanos
 	}
 	return 0
 }
@@ -894,7 +913,7 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	" \x01(\x03R\x12finishedAtUnixNano\x12\x1b\n" +
 	"\timage_ref\x18\v \x01(\tR\bimageRef\x12#\n" +
 	"\rrestart_count\x18\f \x01(\rR\frestartCount\"\x06\n" +
-	"\x04Tick\"\xfd\x03\n" +
+	"\x04Tick\"\xd3\x04\n" +
 	"\fEffectResult\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x0e\n" +
@@ -918,7 +937,10 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"pull_nanos\x18\x10 \x01(\x03R\tpullNanos\x12\x1d\n" +
 	"\n" +
-	"image_size\x18\x11 \x01(\x04R\timageSize\"\xa4\x01\n" +
+	"image_size\x18\x11 \x01(\x04R\timageSize\x12\x1f\n" +
+	"\vhook_action\x18( \x01(\tR\n" +
+	"hookAction\x123\n" +
+	"\x16hook_retry_after_nanos\x18) \x01(\x03R\x13hookRetryAfterNanos\"\xa4\x01\n" +
 	"\vProbeResult\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\x12*\n" +

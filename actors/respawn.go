@@ -1,0 +1,91 @@
+package actors
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/flowcontrol"
+)
+
+// respawnPod asks the Supervisor to start a stopped PodActor again.
+type respawnPod struct{ uid string }
+
+// respawner keeps the Supervisor from losing a pod whose PodActor failed
+// more often than podStrategy allows and was stopped by protoactor: the
+// pod's runtime objects and its admission stay as they are, and after a
+// per-pod back-off (client-go's flowcontrol.Backoff on Deps.Clock) a new
+// actor reloads the pod from the journal, asks for its desired state and
+// lists the runtime, as a restarted one does. While a pod waits, inputs
+// for it are dropped: the new actor asks for the latest of each.
+type respawner struct {
+	backoff *flowcontrol.Backoff
+	// waiting: pods whose actor stopped, until it is started again.
+	waiting map[string]bool
+	counts  map[string]int
+}
+
+func newRespawner(d *Deps) *respawner {
+	b := flowcontrol.NewBackOff(d.RespawnMin, d.RespawnMax)
+	b.Clock = d.Clock
+	return &respawner{backoff: b, waiting: map[string]bool{}, counts: map[string]int{}}
+}
+
+// terminated handles a child's Terminated: a PodActor that stopped while
+// still registered for its pod did not finish (podRemoved unregisters it
+// first), so it is started again after back-off.
+func (s *supervisor) terminated(ctx actor.Context, m *actor.Terminated) {
+	if s.stopping || m.Who == nil {
+		return
+	}
+	uid, ok := s.byID[m.Who.Id]
+	if !ok {
+		return
+	}
+	delete(s.byID, m.Who.Id)
+	if pid, ok := s.pods[uid]; !ok || pid.Id != m.Who.Id {
+		return // it finished (podRemoved) or was replaced
+	}
+	delete(s.pods, uid)
+	r := s.respawn
+	now := s.deps.Clock.Now()
+	r.backoff.Next(uid, now)
+	after := r.backoff.Get(uid)
+	r.waiting[uid] = true
+	r.counts[uid]++
+	pod := s.desiredPod(uid)
+	fields := []zap.Field{zap.String("podUID", uid), zap.Duration("after", after), zap.Int("respawns", r.counts[uid])}
+	if pod != nil {
+		fields = append(fields, zap.String("pod", pod.Namespace+"/"+pod.Name))
+	}
+	s.deps.Logger.Error("pod actor failed too often and was stopped; starting it again after back-off", fields...)
+	if s.deps.Respawned != nil {
+		s.deps.Respawned.Respawning(pod, uid, after, r.counts[uid])
+	}
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	s.deps.Clock.AfterFunc(after, func() { root.Send(self, &respawnPod{uid: uid}) })
+}
+
+// respawned starts the actor of a pod waiting in respawnPod.
+func (s *supervisor) respawned(ctx actor.Context, m *respawnPod) {
+	if !s.respawn.waiting[m.uid] || s.stopping {
+		return
+	}
+	delete(s.respawn.waiting, m.uid)
+	s.spawn(ctx, m.uid, nil, restarted)
+}
+
+// desiredPod is the latest pod a source gave for uid, or nil.
+func (s *supervisor) desiredPod(uid string) *corev1.Pod {
+	for _, src := range s.desired {
+		if d, ok := src[uid]; ok {
+			return d.pod
+		}
+	}
+	return nil
+}
+
+// forget drops a finished pod's back-off and count.
+func (r *respawner) forget(uid string) {
+	r.backoff.Reset(uid)
+	delete(r.counts, uid)
+}
