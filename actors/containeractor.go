@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -23,7 +24,9 @@ import (
 // runEffect asks a ContainerActor to carry out one effect for the pod.
 type runEffect struct {
 	effect lifecycle.Effect
-	pod    *corev1.Pod
+	// trace: the span of the sync that started the effect (tracing.go).
+	trace effectTrace
+	pod   *corev1.Pod
 	// podIP is the sandbox's IP, for hooks.
 	podIP string
 	// fresh: a creation's first try, journaled by this incarnation, so
@@ -39,6 +42,8 @@ type effectDone struct {
 	effect lifecycle.Effect
 	result *pb.EffectResult
 	err    error // non-nil: the effect failed; result describes it
+	// span is the effect's span (invalid: tracing is off).
+	span trace.SpanContext
 }
 
 // refresh asks for a new runtime view of the pod.
@@ -62,8 +67,9 @@ type containerActor struct {
 func (a *containerActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *runEffect:
-		res, err := a.run(context.Background(), m)
-		ctx.Request(ctx.Parent(), &effectDone{effect: m.effect, result: res, err: err})
+		rctx, sp := a.startEffect(context.Background(), m)
+		res, err := a.run(rctx, m)
+		ctx.Request(ctx.Parent(), &effectDone{effect: m.effect, result: res, err: err, span: endEffect(sp, res, err)})
 	case *refresh:
 		if a.deps.Lister == nil {
 			return

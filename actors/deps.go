@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -144,6 +145,9 @@ type Deps struct {
 	OnFatal func(error)
 	// Worker is told how long each input took a PodActor (nil: nobody).
 	Worker WorkerObserver
+	// TracerProvider, when set, traces the pods' syncs and effects
+	// (tracing.go); nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // WorkerObserver is told, from a PodActor's goroutine, how long it took to

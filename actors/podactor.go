@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
@@ -84,6 +85,10 @@ type podActor struct {
 	// in order (at most maxFailedInputs; older ones are dropped: they come
 	// back level-triggered, see appendRetry).
 	failedInputs []lifecycle.Input
+	// sync traces the sync in progress; traceLink is the span of the
+	// effect whose result it takes (tracing.go).
+	sync      *syncTrace
+	traceLink trace.SpanContext
 }
 
 const maxFailedInputs = 64
@@ -150,7 +155,9 @@ func (a *podActor) Receive(ctx actor.Context) {
 		clear(a.done)
 		a.handle(ctx, m)
 	case *effectDone:
+		a.traceLink = m.span
 		a.effectDone(ctx, m)
+		a.traceLink = trace.SpanContext{}
 	case *retryTick:
 		a.handle(ctx, &pb.Tick{})
 	case *listFailed:
@@ -313,12 +320,15 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		defer func() { a.deps.Worker.Synced(op, a.deps.Clock.Since(now)) }()
 	}
 	dec := a.deps.Lifecycle.Decide(a.state, in, now)
+	a.beginSync(in, now, dec)
+	defer a.endSync()
 	if len(dec.Events) > 0 {
 		appendStart := a.deps.Clock.Now()
 		if err := a.deps.Journal.Append(context.Background(), a.uid, dec.Events...); err != nil {
 			if a.deps.Fatal != nil && a.deps.Fatal(err) {
 				panic(&JournalError{PodUID: a.uid, Err: err}) // the journal is gone: see podStrategy
 			}
+			a.syncFailed(err)
 			a.appendFailed(ctx, in, err)
 			return
 		}
@@ -419,6 +429,9 @@ func (a *podActor) toWorker(ctx actor.Context, name string, msg any) {
 			return &containerActor{uid: uid, deps: deps}
 		}), name)}
 		a.workers[name] = w
+	}
+	if m, ok := msg.(*runEffect); ok {
+		m.trace = a.traceEffect() // the sync that starts an effect is its parent (tracing.go)
 	}
 	w.pending++
 	ctx.Send(w.pid, msg)

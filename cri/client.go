@@ -18,6 +18,7 @@ import (
 	"time"
 
 	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
@@ -54,6 +55,10 @@ type Options struct {
 	// (DefaultStatusConcurrency when zero; 1 for a runtime that must be
 	// called from one goroutine, as the deterministic simulation's).
 	StatusConcurrency int
+	// TracerProvider, when set, traces every call Dial's connections make
+	// (TracingDialOptions); nil: no tracing. Clients made by NewFromConn
+	// are traced by their connection's maker.
+	TracerProvider trace.TracerProvider
 }
 
 // DefaultStatusConcurrency is the default Options.StatusConcurrency: a
@@ -114,7 +119,7 @@ func Dial(ctx context.Context, runtimeEndpoint, imageEndpoint string, opts Optio
 	if err != nil {
 		return nil, &Error{Op: "Dial", ID: runtimeEndpoint, Kind: InvalidArgument, Err: err}
 	}
-	rconn, err := newConn(rt)
+	rconn, err := newConn(rt, TracingDialOptions(opts.TracerProvider)...)
 	if err != nil {
 		return nil, newError("Dial", runtimeEndpoint, err)
 	}
@@ -132,7 +137,7 @@ func Dial(ctx context.Context, runtimeEndpoint, imageEndpoint string, opts Optio
 	if it == rt {
 		return c, nil
 	}
-	iconn, err := newConn(it)
+	iconn, err := newConn(it, TracingDialOptions(opts.TracerProvider)...)
 	if err != nil {
 		_ = rconn.Close()
 		return nil, newError("Dial", imageEndpoint, err)
@@ -220,15 +225,15 @@ func unixTarget(endpoint string) (string, error) {
 	return "unix://" + filepath.Clean(path), nil
 }
 
-func newConn(target string) (*grpc.ClientConn, error) {
+func newConn(target string, extra ...grpc.DialOption) (*grpc.ClientConn, error) {
 	bo := backoff.DefaultConfig
 	bo.BaseDelay = 100 * time.Millisecond
 	bo.MaxDelay = 3 * time.Second
-	return grpc.NewClient(target,
+	return grpc.NewClient(target, append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bo, MinConnectTimeout: 20 * time.Second}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)),
-	)
+	}, extra...)...)
 }
 
 // Close closes the connections made by Dial. It is a no-op for NewFromConn clients.

@@ -44,11 +44,13 @@ const InProcessBufferSize = 256 << 10
 // instead); ListImages, ImageFsInfo, RemoveImage, the stats calls and
 // ReopenContainerLog for image GC, stats and log rotation when those are
 // on. An Unimplemented answer elsewhere fails only what asked.
-func InProcess(ctx context.Context, rt Runtime) (*grpc.ClientConn, func(), error) {
+//
+// opts are added to the client connection's (cri.TracingDialOptions).
+func InProcess(ctx context.Context, rt Runtime, opts ...grpc.DialOption) (*grpc.ClientConn, func(), error) {
 	s := NewServer(nil, nil)
 	runtimeapi.RegisterRuntimeServiceServer(s.GRPC(), rt)
 	runtimeapi.RegisterImageServiceServer(s.GRPC(), rt)
-	return Connect(ctx, s, InProcessBufferSize)
+	return Connect(ctx, s, InProcessBufferSize, opts...)
 }
 
 // Connect starts s on an in-memory listener with buffers of size bytes
@@ -56,14 +58,14 @@ func InProcess(ctx context.Context, rt Runtime) (*grpc.ClientConn, func(), error
 // stop returns, the in-memory connections are closed and hold no memory
 // beyond what the caller still references: their buffers are free to
 // collect, even if the caller keeps the *grpc.ClientConn.
-func Connect(ctx context.Context, s *Server, size int) (*grpc.ClientConn, func(), error) {
+func Connect(ctx context.Context, s *Server, size int, opts ...grpc.DialOption) (*grpc.ClientConn, func(), error) {
 	link := newMemLink(bufconn.Listen(size))
 	s.Start(link.lis)
-	conn, err := grpc.NewClient("passthrough:///actorlet-inprocess",
+	conn, err := grpc.NewClient("passthrough:///actorlet-inprocess", append([]grpc.DialOption{
 		grpc.WithContextDialer(link.dial),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMsgSize), grpc.MaxCallSendMsgSize(MaxMsgSize)),
-	)
+	}, opts...)...)
 	if err != nil {
 		s.Shutdown()
 		link.close()

@@ -17,12 +17,13 @@ const bufconnSize = serve.InProcessBufferSize
 // plan (Options.Faults) applied as over a socket. The returned stop func
 // closes the connection and stops the server gracefully, as Serve does; it
 // is idempotent and also runs when ctx is done. rt stays usable. See
-// serve.Connect for what stop releases.
-func InProcess(ctx context.Context, rt *Runtime) (*grpc.ClientConn, func(), error) {
-	return inProcess(ctx, rt, bufconnSize)
+// serve.Connect for what stop releases. opts are added to the client
+// connection's (cri.TracingDialOptions).
+func InProcess(ctx context.Context, rt *Runtime, opts ...grpc.DialOption) (*grpc.ClientConn, func(), error) {
+	return inProcess(ctx, rt, bufconnSize, opts...)
 }
 
 // inProcess is InProcess with a buffer size per connection direction.
-func inProcess(ctx context.Context, rt *Runtime, size int) (*grpc.ClientConn, func(), error) {
-	return serve.Connect(ctx, newServer(rt), size)
+func inProcess(ctx context.Context, rt *Runtime, size int, opts ...grpc.DialOption) (*grpc.ClientConn, func(), error) {
+	return serve.Connect(ctx, newServer(rt), size, opts...)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -148,6 +149,10 @@ type Config struct {
 	// NodeActor, when set, registers the node with the API server, reports
 	// its status and renews its Lease (see package nodeactor).
 	NodeActor *nodeactor.Config
+	// TracerProvider, when set, traces the pods' syncs and effects (see
+	// package node/tracing); the CRI calls are traced by Runtime's
+	// connection (cri.Options.TracerProvider). Nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // Agent is a running node. Its methods are safe for concurrent use.
@@ -282,7 +287,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
 		Events: actors.EventSinks{cfg.Events, km, podevents.NewLog(log.Named("pod"))}, Rebuilt: rebuilt, Respawned: respawned, AppendHealth: a.journalHealth, Admission: actors.JoinAdmitters(cfg.Admission, cfg.AdmitHandlers...), EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
-		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP,
+		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP, TracerProvider: cfg.TracerProvider,
 		PodConfig: podspec.Options{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
 			MemoryCapacity: cfg.MemoryCapacity, CgroupsPerQOS: cfg.CgroupsPerQOS, CgroupRoot: cfg.CgroupRoot},
 		Worker: km,

@@ -57,6 +57,7 @@ var SupportedFields = []string{
 	"logging.format", "logging.verbosity",
 	"crashLoopBackOff.maxContainerRestartPeriod",
 	"registerWithTaints", "registerNode", "containerRuntimeEndpoint", "imageServiceEndpoint",
+	"tracing",
 }
 
 // Supported returns the JSON field paths actorlet honours, sorted.

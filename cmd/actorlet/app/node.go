@@ -51,8 +51,13 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	if err != nil {
 		return err
 	}
+	tp, stopTracing, err := startTracing(ctx, kc.Tracing, nc.nodeName, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing() // after the runtime is closed (deferred later): the last spans are flushed
 	client, closeRuntime, err := connectRuntime(ctx, kc.ContainerRuntimeEndpoint, kc.ImageServiceEndpoint, kc.RuntimeRequestTimeout.Duration,
-		sim.Options{PodCIDR: nc.own.simPodCIDR, HostIP: nc.nodeIPs[0].String(), Latency: latency}, km, log.Named("cri"))
+		sim.Options{PodCIDR: nc.own.simPodCIDR, HostIP: nc.nodeIPs[0].String(), Latency: latency}, km, tp, log.Named("cri"))
 	if err != nil {
 		return err
 	}
@@ -137,6 +142,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		MemoryCapacity: mach.Capacity.Memory().Value(), VolumeRefreshPeriod: kc.SyncFrequency.Duration,
 		CgroupsPerQOS: *kc.CgroupsPerQOS, CgroupRoot: cgroupRoot(kc),
 	}
+	acfg.TracerProvider = tp
 	gc, lr := nc.imageGC, nc.logRotation
 	acfg.ImageGC, acfg.LogRotation = &gc, &lr
 	acfg.Eviction = nc.eviction

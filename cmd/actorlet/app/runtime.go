@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/actorlet/actorlet/cri"
@@ -17,8 +18,8 @@ const SimEndpoint = "sim://"
 
 // connectRuntime connects to the CRI runtime at endpoint, or starts the
 // in-process simulated runtime for sim://. close releases it. obs (may be
-// nil) is told of every call.
-func connectRuntime(ctx context.Context, endpoint, imageEndpoint string, timeout time.Duration, simOpts sim.Options, obs cri.Observer, log *zap.Logger) (client *cri.Client, close func(), err error) {
+// nil) is told of every call; tp (may be nil) traces every call.
+func connectRuntime(ctx context.Context, endpoint, imageEndpoint string, timeout time.Duration, simOpts sim.Options, obs cri.Observer, tp trace.TracerProvider, log *zap.Logger) (client *cri.Client, close func(), err error) {
 	if strings.HasPrefix(endpoint, "sim:") {
 		if endpoint != SimEndpoint {
 			return nil, nil, fmt.Errorf("--container-runtime-endpoint %q: the simulated runtime is %q", endpoint, SimEndpoint)
@@ -28,7 +29,7 @@ func connectRuntime(ctx context.Context, endpoint, imageEndpoint string, timeout
 		if err != nil {
 			return nil, nil, err
 		}
-		conn, stop, err := sim.InProcess(ctx, rt)
+		conn, stop, err := sim.InProcess(ctx, rt, cri.TracingDialOptions(tp)...)
 		if err != nil {
 			rt.Close()
 			return nil, nil, err
@@ -36,7 +37,7 @@ func connectRuntime(ctx context.Context, endpoint, imageEndpoint string, timeout
 		client = cri.NewFromConn(conn, conn, cri.Options{Timeout: timeout, Logger: log, Observer: obs})
 		return client, func() { client.Close(); stop(); rt.Close() }, nil
 	}
-	client, err = cri.Dial(ctx, endpoint, imageEndpoint, cri.Options{Timeout: timeout, Logger: log, Observer: obs})
+	client, err = cri.Dial(ctx, endpoint, imageEndpoint, cri.Options{Timeout: timeout, Logger: log, Observer: obs, TracerProvider: tp})
 	if err != nil {
 		return nil, nil, err
 	}
