@@ -36,6 +36,9 @@ type EvictPod struct {
 // states, the runtime's views and the sources' first snapshots. Pods in none
 // of the sources are taken down; runtime objects no pod owns are removed.
 type Recovery struct {
+	// States are the journal's pods, all of them: a pod not in States has
+	// no stream in the journal, and its actor starts from
+	// lifecycle.NewState without reading the journal again.
 	States  map[string]*lifecycle.State
 	Views   map[string]*pb.RuntimeObserved
 	Sources []SourceSnapshot
@@ -216,7 +219,13 @@ func (s *supervisor) recover(ctx actor.Context) {
 	}
 	listed := rec.ListedAt.UnixNano()
 	for uid := range uids {
-		pid := s.spawn(ctx, uid, rec.States[uid], withView)
+		st := rec.States[uid]
+		if st == nil {
+			// Not in the journal (States holds all it had): nothing to
+			// load, as for a pod new to the node.
+			st = lifecycle.NewState(uid)
+		}
+		pid := s.spawn(ctx, uid, st, withView)
 		if msg, ok := want[uid]; ok {
 			ctx.Send(pid, msg)
 		} else if st := rec.States[uid]; st != nil && st.Accepted() && pending[st.P.Source] {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -250,30 +251,23 @@ func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache
 	// that lost its journal asks for every object it runs.
 	sbs, sbOK := make([]Sandbox, len(sandboxes)), make([]bool, len(sandboxes))
 	cts, ctOK := make([]Container, len(containers)), make([]bool, len(containers))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(c.statusConcurrency)
-	do := g.Go
-	var inlineErr error
-	if c.statusConcurrency == 1 {
-		// One at a time on the caller's goroutine (a runtime that must be
-		// called from one goroutine, as the simulation's).
-		gctx = ctx
-		do = func(f func() error) {
-			if inlineErr == nil {
-				inlineErr = f()
-			}
-		}
-	}
+	var calls []func(ctx context.Context) error
 	for i, ps := range sandboxes {
 		if pod(ps.GetLabels()) == nil {
 			continue
 		}
-		if s, ok := cache.sandbox(ps.GetId(), ps.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY); ok {
+		ready := ps.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY
+		if s, ok := cache.sandbox(ps.GetId(), ready); ok {
 			sbs[i], sbOK[i] = s, true
 			continue
 		}
-		do(func() (err error) {
-			sbs[i], sbOK[i], err = c.sandbox(gctx, ps, nil)
+		if !ready {
+			// The listing has all a sandbox that is not ready shows.
+			sbs[i], sbOK[i] = listedSandbox(ps), true
+			continue
+		}
+		calls = append(calls, func(ctx context.Context) (err error) {
+			sbs[i], sbOK[i], err = c.sandbox(ctx, ps, nil)
 			return err
 		})
 	}
@@ -285,12 +279,12 @@ func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache
 			cts[i], ctOK[i] = ct, true
 			continue
 		}
-		do(func() (err error) {
-			cts[i], ctOK[i], err = c.container(gctx, pc, nil)
+		calls = append(calls, func(ctx context.Context) (err error) {
+			cts[i], ctOK[i], err = c.container(ctx, pc, nil)
 			return err
 		})
 	}
-	if err := cmp.Or(g.Wait(), inlineErr); err != nil {
+	if err := c.callAll(ctx, calls); err != nil {
 		return nil, err
 	}
 	for i, ps := range sandboxes {
@@ -327,12 +321,7 @@ func (c *Client) sandbox(ctx context.Context, ps *runtimeapi.PodSandbox, cache *
 	if s, ok := cache.sandbox(ps.GetId(), ready); ok {
 		return s, true, nil
 	}
-	s := Sandbox{
-		ID:        ps.GetId(),
-		Attempt:   ps.GetMetadata().GetAttempt(),
-		Ready:     ready,
-		CreatedAt: nanoTime(ps.GetCreatedAt()),
-	}
+	s := listedSandbox(ps)
 	if !ready {
 		return s, true, nil
 	}
@@ -348,6 +337,51 @@ func (c *Client) sandbox(ctx context.Context, ps *runtimeapi.PodSandbox, cache *
 		s.IP = st.GetNetwork().GetIp()
 	}
 	return s, true, nil
+}
+
+// listedSandbox is what the listing says of a sandbox (no IP).
+func listedSandbox(ps *runtimeapi.PodSandbox) Sandbox {
+	return Sandbox{
+		ID:        ps.GetId(),
+		Attempt:   ps.GetMetadata().GetAttempt(),
+		Ready:     ps.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY,
+		CreatedAt: nanoTime(ps.GetCreatedAt()),
+	}
+}
+
+// callAll runs calls, Options.StatusConcurrency at a time, and returns the
+// first error (the calls not started by then are not made). The calls run
+// on that many worker goroutines, not one goroutine each: a listing of
+// 10,000 objects would otherwise start (and grow the stacks of) 10,000
+// goroutines. With StatusConcurrency 1 they run one after the other on the
+// caller's goroutine (a runtime that must be called from one goroutine, as
+// the simulation's).
+func (c *Client) callAll(ctx context.Context, calls []func(ctx context.Context) error) error {
+	if c.statusConcurrency == 1 || len(calls) <= 1 {
+		for _, call := range calls {
+			if err := call(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	var next atomic.Int64
+	for range min(c.statusConcurrency, len(calls)) {
+		g.Go(func() error {
+			for gctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(calls) {
+					return nil
+				}
+				if err := calls[i](gctx); err != nil {
+					return err
+				}
+			}
+			return gctx.Err()
+		})
+	}
+	return g.Wait()
 }
 
 // container converts a listed container, completing it from ContainerStatus.

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -52,8 +51,12 @@ func (a *Agent) sweepOrphanVolumes(ctx context.Context, v *volumes.Manager) {
 	if err != nil {
 		return
 	}
+	owned := make(map[string]bool, len(active))
+	for _, uid := range active {
+		owned[uid] = true
+	}
 	for _, uid := range dirs {
-		if slices.Contains(active, uid) {
+		if owned[uid] {
 			continue
 		}
 		if err := v.TearDown(ctx, uid); err != nil {

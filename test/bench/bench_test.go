@@ -2,11 +2,14 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +28,12 @@ const (
 	stopDeadline     = 2 * time.Minute
 	settleDeadline   = 30 * time.Second // live heap steady after pods are Running
 )
+
+// restartProfile, when set, is where BenchmarkRecover10k and
+// BenchmarkRebuild10k write a CPU profile of their restarts only (from
+// agent.Start until the agent stopped calling the runtime), without the
+// setup that -test.cpuprofile would include (not with -test.cpuprofile).
+var restartProfile = flag.String("restartprofile", "", "write a CPU profile of the 10k restarts (not their setup) to this file")
 
 // quietWindow is how long an agent must not have called the runtime to
 // count as done with its work (BenchmarkRecover10k).
@@ -85,9 +94,12 @@ func BenchmarkPodsToRunning(b *testing.B) {
 // and recovery-ms, the agent's own Agent.RecoveryTime. Start returns
 // before the new actors have talked to the runtime, so it also reports,
 // untimed: converge-ms, from Start until the agent's last CRI call of its
-// recovery (no call for quietWindow afterwards), and cri-calls/pod, the
+// recovery (no call for quietWindow afterwards), cri-calls/pod, the
 // unary CRI calls of the recovery and convergence per pod (their split by
-// method is logged).
+// method is logged), and cpu-ms, the CPU time (user and system, all
+// threads) the process used from Start until the agent was quiet: the
+// agent's and the in-process simulated runtime's (the CRI server side).
+// On a machine shared with other jobs it varies less than the wall times.
 //
 // After each restart it checks that all 10,000 pods are Running again with
 // the same containers and no restart, and that the runtime still holds
@@ -140,8 +152,21 @@ func recover10k(b *testing.B, loseJournal bool) {
 	b.Logf("setup: %d pods Running in %v (SetPods in batches of %d; journal: %d records in %d commits; %d CRI calls so far)",
 		n, time.Since(setupStart).Round(time.Millisecond), setupBatch, st.Records, st.Commits, setupCalls)
 
-	var recovery, converge time.Duration
+	var recovery, converge, cpu time.Duration
 	var calls int
+	if *restartProfile != "" {
+		// The restarts' loop only: stopping the agent and the checks
+		// after each restart are in it, but they cost little.
+		f, err := os.Create(*restartProfile)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for range b.N {
 		t0 := time.Now()
 		stopAgent(b, nd)
@@ -153,7 +178,7 @@ func recover10k(b *testing.B, loseJournal bool) {
 		}
 		sn.calls.takeCounts()
 
-		start := time.Now()
+		start, cpu0 := time.Now(), processCPU(b)
 		b.StartTimer()
 		nd, err = sn.startAgent(ctx, root, pods)
 		b.StopTimer()
@@ -175,11 +200,13 @@ func recover10k(b *testing.B, loseJournal bool) {
 			b.Fatalf("after restart: %v", err)
 		}
 		converge += last.Sub(start)
+		took1 := processCPU(b) - cpu0
+		cpu += took1
 		byMethod, total := sn.calls.takeCounts()
 		calls += total
-		b.Logf("restart: Start took %v (RecoveryTime %v); all Running in the status cache after %v; last CRI call after %v; CRI calls: %v",
+		b.Logf("restart: Start took %v (RecoveryTime %v); all Running in the status cache after %v; last CRI call after %v; process CPU %v; CRI calls: %v",
 			took.Round(time.Millisecond), nd.agent.RecoveryTime().Round(time.Millisecond),
-			running.Round(time.Millisecond), last.Sub(start).Round(time.Millisecond), byMethod)
+			running.Round(time.Millisecond), last.Sub(start).Round(time.Millisecond), took1.Round(time.Millisecond), byMethod)
 
 		after, err := nd.verifyRunning(pods)
 		if err != nil {
@@ -200,6 +227,16 @@ func recover10k(b *testing.B, loseJournal bool) {
 	b.ReportMetric(float64(recovery.Microseconds())/1e3/float64(b.N), "recovery-ms")
 	b.ReportMetric(float64(converge.Microseconds())/1e3/float64(b.N), "converge-ms")
 	b.ReportMetric(float64(calls)/float64(n*b.N), "cri-calls/pod")
+	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms")
+}
+
+// processCPU is the CPU time (user and system) the process has used so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkMemoryPerPod measures the live heap per running pod: the heap
