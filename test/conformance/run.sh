@@ -118,13 +118,39 @@ images() {
 }
 
 # ------------------------------------------------------------------------------------ up / down
+# containerd (env.sh) and the node run in one private mount namespace, kept by
+# a bind mount of its ns file at $NS: every mount they make (rootfs overlays,
+# emptyDir and secret tmpfs, netns) stays out of the host's table and goes
+# with it at down. In it /var/lib and /var/log are tmpfs (the kubelet's
+# hard-coded /var/lib/kubelet/device-plugins and /var/log/containers land
+# there), and the /proc/sys files the kubelet's protectKernelDefaults check
+# reads are bind-mounted copies with the values it wants, so that it neither
+# rewrites the host's sysctls nor refuses to start.
+NS=$CLUSTER_PREFIX/conformance.mntns
+in_ns() { nsenter --mount="$NS" -- "$@"; }
+setup_ns() {
+  local d=$CLUSTER_PREFIX/conformance.sysctl f v
+  grep -q " $NS " /proc/mounts && return
+  mkdir -p "$d"; touch "$NS"
+  unshare --mount="$NS" --propagation private true
+  in_ns mount -t tmpfs -o mode=0755 conformance-varlib /var/lib
+  in_ns mount -t tmpfs -o mode=0755 conformance-varlog /var/log
+  for f in vm/overcommit_memory=1 vm/panic_on_oom=0 kernel/panic=10 kernel/panic_on_oops=1 \
+    kernel/keys/root_maxkeys=1000000 kernel/keys/root_maxbytes=25000000; do
+    v=${f#*=}; f=${f%=*}
+    printf '%s\n' "$v" >"$d/${f//\//_}"
+    in_ns mount --bind "$d/${f//\//_}" "/proc/sys/$f"
+  done
+  log "mount namespace $NS"
+}
+
 node_alive() { local p; p=$(cat "$STATE/node.pid" 2>/dev/null) && kill -0 "$p" 2>/dev/null; }
 
 start_actorlet() {
   (cd "$ROOT" && go build -o "$STATE/actorlet" ./cmd/actorlet)
   (cd "$ROOT" && git log -1 --format='actorlet %h %cd' >"$STATE/node.version" 2>/dev/null) || true
   mkdir -p "$STATE/root" "$STATE/pod-logs"
-  nohup "$STATE/actorlet" run --kubeconfig "$CLUSTER_PREFIX/$NODE_NAME.kubeconfig" --hostname-override "$NODE_NAME" \
+  nohup nsenter --mount="$NS" -- "$STATE/actorlet" run --kubeconfig "$CLUSTER_PREFIX/$NODE_NAME.kubeconfig" --hostname-override "$NODE_NAME" \
     --container-runtime-endpoint "unix://$E2E_PREFIX/containerd.sock" --root-dir "$STATE/root" --pod-logs-dir "$STATE/pod-logs" \
     --node-ip "$NODE_IP" --address "$NODE_IP" --port "$NODE_PORT" --healthz-port 0 \
     --client-ca-file "$CLUSTER_PREFIX/pki/ca.crt" --cluster-dns "$NODE_IP" --cluster-domain cluster.local \
@@ -159,10 +185,11 @@ podLogsDir: $STATE/pod-logs
 clusterDNS: ["$NODE_IP"]
 clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
+protectKernelDefaults: true
 serializeImagePulls: false
 EOF
   "$KBIN/kubelet" --version >"$STATE/node.version"
-  nohup "$KBIN/kubelet" --config="$STATE/config.yaml" --kubeconfig="$CLUSTER_PREFIX/$NODE_NAME.kubeconfig" \
+  nohup nsenter --mount="$NS" -- "$KBIN/kubelet" --config="$STATE/config.yaml" --kubeconfig="$CLUSTER_PREFIX/$NODE_NAME.kubeconfig" \
     --hostname-override="$NODE_NAME" --node-ip="$NODE_IP" --root-dir="$STATE/root" --cert-dir="$STATE/certs" \
     --volume-plugin-dir="$STATE/plugins" --v=2 >"$STATE/node.log" 2>&1 </dev/null &
   echo $! >"$STATE/node.pid"
@@ -186,7 +213,8 @@ up() {
   local i msg
   node_alive && die "a node runs already (pid $(cat "$STATE/node.pid")): run down first"
   [ -s "$IMAGES/busybox.tar" ] || die "no images in $IMAGES: run images first"
-  "$ENV_SH" up
+  setup_ns
+  in_ns "$ENV_SH" up
   # The bridge and its gateway address before the node starts (the CNI bridge
   # plugin takes both as they are): the node's own address, on this machine.
   ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
@@ -220,9 +248,12 @@ down() {
   fi
   rm -f "$STATE/node.pid"
   "$CLUSTER_SH" down || true
-  "$ENV_SH" down || true
-  # the node's mounts (secret and emptyDir tmpfs, ...) under its root directory
-  for p in $(awk -v d="$STATE/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r); do umount "$p" 2>/dev/null || umount -l "$p" || true; done
+  if grep -q " $NS " /proc/mounts; then
+    in_ns "$ENV_SH" down || true
+    umount "$NS" && rm -f "$NS"
+  else
+    "$ENV_SH" down || true
+  fi
   log "down"
 }
 
