@@ -17,7 +17,7 @@
 #                                    passed/failed/skipped and every failure's name (exit 1 if one failed)
 #   test/conformance/run.sh down     the node, cluster.sh down, env.sh down
 #
-# Environment: NODE (actorlet | kubelet), FOCUS (default '\[NodeConformance\]'), SKIP (default
+# Environment: NODE (actorlet | kubelet), FOCUS (default '\[NodeConformance\]'; 'small': 6 specs), SKIP (default
 # '\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|\[Feature:|\[Alpha\]'), PROCS (ginkgo processes,
 # default 1: e2e.test alone), RESULTS (default _out/conformance/<node>-<time>), and those of
 # env.sh and cluster.sh: ACTORLET_E2E_PREFIX, ACTORLET_E2E_BRIDGE, ACTORLET_E2E_SUBNET,
@@ -44,7 +44,11 @@ NODE_PORT=${ACTORLET_CONFORMANCE_NODE_PORT:-10250}
 # The node's address: the gateway of the CNI bridge (the first address of the subnet).
 NODE_IP=$(echo "$SUBNET" | awk -F'[./]' '{ printf "%d.%d.%d.%d", $1, $2, $3, $4 + 1 }')
 STATE=$CLUSTER_PREFIX/conformance # the node's files, pid, logs
+# FOCUS=small: a few specs (a pod's host IP, termination messages, emptyDir
+# modes, an exec liveness probe): the harness's smoke test, a few minutes.
+SMALL_FOCUS='Pods should get a host IP|Container Runtime blackbox test on terminated container should report termination message if TerminationMessagePath is set|EmptyDir volumes should support \(non-root,0644,tmpfs\)|EmptyDir volumes volume on default medium should have the correct mode|Probing container should be restarted with a exec "cat /tmp/health" liveness probe'
 FOCUS=${FOCUS:-'\[NodeConformance\]'}
+[ "$FOCUS" = small ] && FOCUS=$SMALL_FOCUS
 SKIP=${SKIP:-'\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|\[Feature:|\[Alpha\]'}
 PROCS=${PROCS:-1}
 CMD=${1:-}
