@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
@@ -22,6 +23,11 @@ type summary struct {
 }
 
 type failure struct{ name, message string }
+
+// suiteNodeName matches ginkgo's suite-level nodes: [BeforeSuite],
+// [SynchronizedAfterSuite], [ReportAfterSuite] Kubernetes e2e suite report,
+// [DeferCleanup (Suite)], ... (specs are "[It] ...").
+var suiteNodeName = regexp.MustCompile(`^\[(\w*Suite|DeferCleanup \(Suite\))\]`)
 
 type junitCase struct {
 	Name    string `xml:"name,attr"`
@@ -80,7 +86,7 @@ func (s *summary) add(c junitCase) {
 			status = "passed"
 		}
 	}
-	suiteNode := strings.HasPrefix(c.Name, "[") && !strings.Contains(c.Name, " ")
+	suiteNode := suiteNodeName.MatchString(c.Name)
 	switch status {
 	case "passed":
 		if suiteNode {
@@ -108,7 +114,7 @@ func (s *summary) add(c junitCase) {
 		if i := strings.IndexByte(msg, '\n'); i >= 0 {
 			msg = msg[:i]
 		}
-		s.failed = append(s.failed, failure{name: c.Name, message: status + ": " + msg})
+		s.failed = append(s.failed, failure{name: strings.TrimPrefix(c.Name, "[It] "), message: status + ": " + msg})
 	}
 }
 

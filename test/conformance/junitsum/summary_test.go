@@ -10,8 +10,9 @@ const report = `<?xml version="1.0" encoding="UTF-8"?>
 <testsuites tests="5" disabled="1" errors="0" failures="1" time="12.3">
   <testsuite name="Kubernetes e2e suite" package="/" tests="5" disabled="1" skipped="1" errors="0" failures="1">
     <testcase name="[SynchronizedBeforeSuite]" classname="Kubernetes e2e suite" status="passed" time="1.2"></testcase>
-    <testcase name="[sig-node] Pods should get a host IP [NodeConformance] [Conformance]" status="passed" time="4.1"></testcase>
-    <testcase name="[sig-storage] EmptyDir volumes should support (root,0644,default) [NodeConformance] [Conformance]" status="failed" time="6.0">
+    <testcase name="[ReportAfterSuite] Invariant Metrics" status="passed" time="0.1"></testcase>
+    <testcase name="[It] [sig-node] Pods should get a host IP [NodeConformance] [Conformance]" status="passed" time="4.1"></testcase>
+    <testcase name="[It] [sig-storage] EmptyDir volumes should support (root,0644,default) [NodeConformance] [Conformance]" status="failed" time="6.0">
       <failure message="pod &quot;x&quot; output: unexpected error&#xA;second line" type="failed">[FAILED] details</failure>
     </testcase>
     <testcase name="[sig-node] Probing container should be restarted [NodeConformance]" status="skipped" time="0"><skipped message="skipped"></skipped></testcase>
@@ -24,8 +25,8 @@ func TestSummarize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.passed != 1 || s.skipped != 1 || len(s.failed) != 2 || s.suiteNodes != 1 {
-		t.Fatalf("passed %d skipped %d failed %d suite nodes %d, want 1 1 2 1", s.passed, s.skipped, len(s.failed), s.suiteNodes)
+	if s.passed != 1 || s.skipped != 1 || len(s.failed) != 2 || s.suiteNodes != 2 {
+		t.Fatalf("passed %d skipped %d failed %d suite nodes %d, want 1 1 2 2", s.passed, s.skipped, len(s.failed), s.suiteNodes)
 	}
 	var out strings.Builder
 	s.print(&out)
