@@ -5,16 +5,17 @@ PORT      ?= 10248
 # The read-only port (the kubelet's 10255, off unless given): /pods, /metrics.
 READ_ONLY_PORT ?= 10255
 # Where test/e2e/env.sh keeps its containerd (config, state, socket, env file).
-E2E_PREFIX ?= /tmp/actorlet-e2e
+# (ACTORLET_E2E_PREFIX and ACTORLET_CLUSTER_PREFIX from the environment are kept.)
+E2E_PREFIX ?= $(or $(ACTORLET_E2E_PREFIX),/tmp/actorlet-e2e)
 export ACTORLET_E2E_PREFIX := $(E2E_PREFIX)
 ENV_SH    := test/e2e/env.sh
 # Where test/e2e/cluster.sh keeps its etcd + kube-apiserver.
-CLUSTER_PREFIX ?= /tmp/actorlet-cluster
+CLUSTER_PREFIX ?= $(or $(ACTORLET_CLUSTER_PREFIX),/tmp/actorlet-cluster)
 export ACTORLET_CLUSTER_PREFIX := $(CLUSTER_PREFIX)
 CLUSTER_SH := test/e2e/cluster.sh
 BUF       := cd proto && $(GO) tool -modfile=tools/go.mod buf
 
-.PHONY: all build run test test-unit test-e2e test-containerd-relist e2e-up e2e-down cluster-up cluster-down bench bench-sim bench-containerd bench-cluster proto proto-check vet clean
+.PHONY: all build run test test-unit conformance test-e2e test-containerd-relist e2e-up e2e-down cluster-up cluster-down bench bench-sim bench-containerd bench-cluster proto proto-check vet clean
 
 all: build
 
@@ -66,6 +67,18 @@ test-e2e:
 	if [ -f $(E2E_PREFIX)/env ]; then set -a; . $(E2E_PREFIX)/env; set +a; fi; \
 	if [ -f $(CLUSTER_PREFIX)/env ]; then set -a; . $(CLUSTER_PREFIX)/env; set +a; fi; \
 	$(GO) test -count=1 -v -timeout 45m ./test/e2e/
+
+# The upstream node conformance suite (e2e.test v1.37.2) against one node on
+# containerd (env.sh) and the control plane (cluster.sh), as root:
+#   make conformance [NODE=actorlet|kubelet] [FOCUS=regexp] [SKIP=regexp] [PROCS=n]
+# builds e2e.test, ginkgo, agnhost (and the kubelet) once into the tool cache
+# and the test images, runs the suite, prints passed/failed/skipped and every
+# failure, and tears it all down. Default focus [NodeConformance] without
+# [Serial], [Disruptive], [Flaky], [Slow], [Feature:*] and [Alpha]. See
+# test/conformance/run.sh.
+NODE ?= actorlet
+conformance:
+	NODE=$(NODE) FOCUS='$(FOCUS)' SKIP='$(SKIP)' PROCS=$(or $(PROCS),1) test/conformance/run.sh all
 
 # containerd for the end-to-end tests and for trying actorlet on (FLAVOR=debian
 # for Debian's containerd 1.6); `make e2e-down` removes its pods and stops it.

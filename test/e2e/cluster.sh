@@ -7,11 +7,12 @@
 # controller-manager runs the workload controllers (Deployments, ReplicaSets,
 # ...), garbage collection, namespaces and node lifecycle (NotReady taints).
 #
-#   test/e2e/cluster.sh install [kubelet] [kubeadm]
+#   test/e2e/cluster.sh install [kubelet] [kubeadm] [e2e]
 #                                 build etcd, kube-apiserver, kube-scheduler, kube-controller-manager and
 #                                 kubectl once (cached; about 10 min cold); `kubelet` also the upstream
 #                                 kubelet (make bench-cluster compares actorlet with it), `kubeadm` also
-#                                 kubeadm (test/kubeadm)
+#                                 kubeadm (test/kubeadm), `e2e` also e2e.test, ginkgo and agnhost
+#                                 (make conformance)
 #   test/e2e/cluster.sh up        install if needed, certificates and tokens, start etcd, the apiserver, the
 #                                 scheduler and the controller-manager, write $PREFIX/env (source it for
 #                                 the tests) and kubeconfigs
@@ -108,11 +109,14 @@ install() {
   # test/kubeadm) are in the wrapper module always, so that adding them later
   # needs no new `go mod tidy`, but built only when asked for: `install
   # kubelet`, `install kubeadm`.
-  local c cmds=() missing=() want=(kube-apiserver kube-scheduler kube-controller-manager kubectl)
+  local c cmds=() missing=() want=(kube-apiserver kube-scheduler kube-controller-manager kubectl) e2e="" e2e_test=""
   for c in "$@"; do
     case $c in
     kubelet | kubeadm) want+=("$c") ;;
-    *) die "install: unknown extra '$c' (kubelet, kubeadm)" ;;
+    # The node conformance suite (test/conformance): e2e.test and the ginkgo
+    # CLI, built in the same wrapper module (one build cache) only when asked.
+    e2e) e2e=1 ;;
+    *) die "install: unknown extra '$c' (kubelet, kubeadm, e2e)" ;;
     esac
   done
   for c in kube-apiserver kube-scheduler kube-controller-manager kubectl kubelet kubeadm; do
@@ -121,6 +125,18 @@ install() {
   for c in "${want[@]}"; do
     [ -x "$BIN/$c" ] || missing+=("k8s.io/kubernetes/cmd/$c")
   done
+  if [ -n "$e2e" ]; then
+    # e2e.test's packages are imported by its _test.go file, which `go mod
+    # tidy` does not follow in a dependency: tools.go imports them too.
+    local kdir
+    kdir=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+    # shellcheck disable=SC2207 # import paths have no spaces
+    cmds+=($(sed -n '/^import (/,/^)/p' "$kdir/test/e2e/e2e_test.go" | grep -o '"k8s.io/kubernetes/[^"]*"' | tr -d '"' | sort -u)
+      github.com/onsi/ginkgo/v2/ginkgo k8s.io/kubernetes/test/images/agnhost)
+    [ -x "$BIN/agnhost" ] || missing+=(k8s.io/kubernetes/test/images/agnhost)
+    # (ginkgo is rebuilt with e2e.test, from the cache: BUILD is never empty)
+    [ -x "$BIN/ginkgo" ] && [ -x "$BIN/e2e.test" ] || { missing+=(github.com/onsi/ginkgo/v2/ginkgo); e2e_test=1; }
+  fi
   if [ ${#missing[@]} -gt 0 ]; then
     t=$(now)
     # k8s.io/kubernetes requires its staging modules at v0.0.0 with replaces to
@@ -135,6 +151,12 @@ install() {
     REPLACES="$replaces
 " BUILD="${missing[*]}" wrapper "$TOOLS/.src/k8s" "k8s.io/kubernetes $K8S_VERSION" "$ld" "${cmds[@]}"
     log "built ${missing[*]##*/} $K8S_VERSION ($(since "$t"))"
+    if [ -n "$e2e_test" ]; then
+      t=$(now)
+      (cd "$TOOLS/.src/k8s" && go test -c -trimpath -ldflags="$ld" -o "$BIN/.e2e.test.tmp" k8s.io/kubernetes/test/e2e)
+      mv "$BIN/.e2e.test.tmp" "$BIN/e2e.test"
+      log "built e2e.test $K8S_VERSION ($(since "$t"))"
+    fi
   fi
   # metrics-server, which the e2e tests run against the node agents (it is a
   # plain module: go install works).

@@ -7,6 +7,12 @@
 //
 // Each argument is IMAGEPATH=HOSTFILE (mode 0755). The layer also holds /tmp
 // (1777), /etc, /proc, /sys, /dev, /etc/passwd and /etc/group (root and nobody).
+//
+// -rootfs DIR adds a whole host directory tree (directories, regular files and
+// symbolic links, with their modes; owned by root unless the file's uid/gid is
+// kept with -keep-owner) over those defaults; -cmd and -user set the image's Cmd and
+// User (the conformance suite's busybox, agnhost and nonroot images:
+// test/conformance/images.sh).
 package main
 
 import (
@@ -28,19 +34,32 @@ func main() {
 	ref := flag.String("ref", "", "image reference, e.g. localhost/actorlet/pause:1.0")
 	out := flag.String("out", "", "tarball to write")
 	entry := flag.String("entrypoint", "", "entrypoint, comma separated")
+	cmd := flag.String("cmd", "", "cmd, comma separated")
+	user := flag.String("user", "", "user (uid[:gid]) the image runs as")
+	rootfs := flag.String("rootfs", "", "a directory tree to add to the layer")
+	keepOwner := flag.Bool("keep-owner", false, "keep the uid and gid of the -rootfs files (default root)")
 	flag.Parse()
-	if err := run(*ref, *out, *entry, flag.Args()); err != nil {
+	opts := options{cmd: *cmd, user: *user, rootfs: *rootfs, keepOwner: *keepOwner}
+	if err := run(*ref, *out, *entry, opts, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "mkimage:", err)
 		os.Exit(1)
 	}
 }
 
 type entry struct {
-	mode int64
-	data []byte // nil for a directory
+	mode     int64
+	data     []byte // nil for a directory
+	link     string // the target of a symbolic link
+	uid, gid int
 }
 
-func run(ref, out, entrypoint string, args []string) error {
+// options are the image settings beyond the entrypoint and the files.
+type options struct {
+	cmd, user, rootfs string
+	keepOwner         bool
+}
+
+func run(ref, out, entrypoint string, opts options, args []string) error {
 	if ref == "" || out == "" {
 		return fmt.Errorf("-ref and -out are required")
 	}
@@ -66,6 +85,11 @@ func run(ref, out, entrypoint string, args []string) error {
 		}
 		files[dst] = entry{mode: 0o755, data: data}
 	}
+	if opts.rootfs != "" {
+		if err := addTree(files, opts.rootfs, opts.keepOwner); err != nil {
+			return err
+		}
+	}
 	layer, err := tarball(files)
 	if err != nil {
 		return err
@@ -75,6 +99,8 @@ func run(ref, out, entrypoint string, args []string) error {
 		"architecture": "amd64", "os": "linux", "created": time.Unix(0, 0).UTC().Format(time.RFC3339),
 		"config": map[string]any{
 			"Entrypoint": splitNonEmpty(entrypoint),
+			"Cmd":        splitNonEmpty(opts.cmd),
+			"User":       opts.user,
 			"Env":        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 			"WorkingDir": "/",
 		},
@@ -111,9 +137,13 @@ func tarball(files map[string]entry) ([]byte, error) {
 	tw := tar.NewWriter(&buf)
 	for _, n := range names {
 		e := files[n]
-		h := &tar.Header{Name: n, Mode: e.mode, ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg, Size: int64(len(e.data))}
-		if strings.HasSuffix(n, "/") {
+		h := &tar.Header{Name: n, Mode: e.mode, ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg, Size: int64(len(e.data)),
+			Uid: e.uid, Gid: e.gid}
+		switch {
+		case strings.HasSuffix(n, "/"):
 			h.Typeflag, h.Size = tar.TypeDir, 0
+		case e.link != "":
+			h.Typeflag, h.Linkname, h.Size = tar.TypeSymlink, e.link, 0
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			return nil, err
