@@ -50,6 +50,7 @@ type Rotator struct {
 	mu      sync.Mutex
 	current *tls.Certificate
 	force   bool
+	metrics metrics // see RegisterMetrics
 }
 
 // Errors of a Rotator.
@@ -170,8 +171,12 @@ func (r *Rotator) Rotate(ctx context.Context) error {
 		return fmt.Errorf("storing the certificate of %s: %w", tmpl.Subject.CommonName, err)
 	}
 	r.mu.Lock()
+	prev, age := r.current, r.metrics.rotationAge
 	r.current, r.force = cert, false
 	r.mu.Unlock()
+	if prev != nil && prev.Leaf != nil && age != nil {
+		age.Observe(r.o.Clock.Now().Sub(prev.Leaf.NotBefore).Seconds())
+	}
 	r.o.Logger.Info("certificate rotated", zap.String("signer", r.o.Request.Signer), zap.String("subject", cert.Leaf.Subject.CommonName),
 		zap.Time("notAfter", cert.Leaf.NotAfter))
 	if r.o.OnRotate != nil {
@@ -196,6 +201,12 @@ func (r *Rotator) Run(ctx context.Context) {
 		}
 		if ctx.Err() != nil {
 			return
+		}
+		r.mu.Lock()
+		renewErrors := r.metrics.renewErrors
+		r.mu.Unlock()
+		if renewErrors != nil {
+			renewErrors.Inc()
 		}
 		r.backoff.Next(key, r.o.Clock.Now())
 		delay := r.backoff.Get(key)

@@ -103,6 +103,9 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		}()
 	}
 	if clientCerts != nil {
+		if err := clientCerts.RegisterMetrics(reg, certs.ClientCertificate); err != nil {
+			return err
+		}
 		runRotator(clientCerts)
 	}
 	mach := machine(nc.nodeName, nc.nodeIPs, kc.MaxPods)
@@ -176,6 +179,9 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		}
 		if servingCerts != nil {
 			opts.ServingCertificate = servingCerts.Current
+			if err := servingCerts.RegisterMetrics(reg, certs.ServingCertificate); err != nil {
+				return err
+			}
 			runRotator(servingCerts)
 		}
 		acfg.KubeletAPI = opts
