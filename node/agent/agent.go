@@ -274,7 +274,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		return fail(fmt.Errorf("root dir: %w", err))
 	}
 	vols, err := volumes.New(volumes.Options{RootDir: root, Source: cfg.EnvSource, Tokens: cfg.Tokens,
-		Allocatable: cfg.Allocatable, Plugins: cfg.VolumePlugins, Logger: log.Named("volumes")})
+		Allocatable: cfg.Allocatable, Plugins: cfg.VolumePlugins, Observer: km, Logger: log.Named("volumes")})
 	if err != nil {
 		return fail(err)
 	}

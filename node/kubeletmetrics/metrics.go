@@ -16,6 +16,7 @@ import (
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/probe"
+	"github.com/actorlet/actorlet/node/volumes"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -23,6 +24,7 @@ import (
 var (
 	RuntimeOperationsBuckets = prometheus.ExponentialBuckets(.005, 2.5, 14)
 	ImagePullBuckets         = []float64{1, 5, 10, 20, 30, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600}
+	StorageOperationBuckets  = []float64{.1, .25, .5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600}
 )
 
 // Metrics holds the families (see the package doc).
@@ -42,6 +44,7 @@ type Metrics struct {
 	evictions                    *prometheus.CounterVec
 	probes                       *prometheus.CounterVec
 	podWorker                    *prometheus.HistogramVec
+	storageOps                   *prometheus.HistogramVec
 	appendDur, appendEvents      prometheus.Histogram
 }
 
@@ -49,6 +52,8 @@ var (
 	_ cri.Observer     = (*Metrics)(nil)
 	_ actors.EventSink = (*Metrics)(nil)
 	_ probe.Prober     = CountedProber{}
+
+	_ volumes.OperationObserver = (*Metrics)(nil)
 )
 
 // New makes the families and registers them on reg.
@@ -85,6 +90,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		podWorker: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kubelet_pod_worker_duration_seconds",
 			Help:    "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync",
 			Buckets: prometheus.DefBuckets}, []string{"operation_type"}),
+		storageOps: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "storage_operation_duration_seconds",
+			Help: "Storage operation duration", Buckets: StorageOperationBuckets},
+			[]string{"volume_plugin", "operation_name", "status", "migrated"}),
 		appendDur: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "actorlet_journal_append_duration_seconds",
 			Help:    "Duration in seconds of a pod actor's journal append, its group commit's fsync included.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
@@ -95,7 +103,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	var errs []error
 	for _, c := range []prometheus.Collector{m.runtimeOps, m.runtimeErrs, m.runtimeDur, m.relistDur, m.relistInterval,
 		m.lastSeen, m.startedPods, m.startedPodsErrs, m.startedContainers, m.startedContainersErrs, m.imagePull,
-		m.evictions, m.probes, m.podWorker, m.appendDur, m.appendEvents} {
+		m.evictions, m.probes, m.podWorker, m.storageOps, m.appendDur, m.appendEvents} {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
 		}
@@ -125,6 +133,18 @@ func (m *Metrics) CallDone(op string, took time.Duration, err error) {
 	if err != nil {
 		errs.Inc()
 	}
+}
+
+// VolumeOperation implements volumes.OperationObserver: the kubelet's
+// storage_operation_duration_seconds, status "success" or "fail-unknown"
+// (the kubelet does not tell failures apart either), migrated "false" (no
+// in-tree volume is migrated to CSI here).
+func (m *Metrics) VolumeOperation(plugin, operation string, took time.Duration, err error) {
+	status := "success"
+	if err != nil {
+		status = "fail-unknown"
+	}
+	m.storageOps.WithLabelValues(plugin, operation, status, "false").Observe(took.Seconds())
 }
 
 // operationTypes are the kubelet's operation_type values of the CRI RPCs

@@ -33,6 +33,7 @@ type Manager struct {
 	allocatable corev1.ResourceList
 	log         *zap.Logger
 	clock       clock.PassiveClock
+	observer    OperationObserver
 
 	locks  podLocks
 	tokens tokenCache
@@ -56,6 +57,7 @@ func New(o Options) (*Manager, error) {
 		allocatable: o.Allocatable,
 		log:         o.Logger,
 		clock:       o.Clock,
+		observer:    o.Observer,
 	}
 	if m.mounter == nil {
 		m.mounter = SystemMounter{}
@@ -89,7 +91,9 @@ func (m *Manager) SetUp(ctx context.Context, pod *corev1.Pod) (Paths, error) {
 			errs = append(errs, err)
 			break
 		}
+		start := m.clock.Now()
 		p, err := m.setUpVolume(ctx, log.With(zap.String("volume", v.Name)), pod, v)
+		m.observe(pluginName(v), OperationMount, start, err)
 		if err != nil {
 			errs = append(errs, &VolumeError{Volume: v.Name, Err: err})
 			continue
@@ -207,7 +211,12 @@ func (m *Manager) TearDown(ctx context.Context, podUID string) error {
 		return nil
 	}
 	// Inline volumes first: their plugins may have mounted something.
-	if err := m.tearDownInline(ctx, podUID); err != nil {
+	start, hadCSI := m.clock.Now(), m.hasPluginDir(podUID, pluginCSI)
+	err := m.tearDownInline(ctx, podUID)
+	if hadCSI {
+		m.observe("kubernetes.io/csi", OperationUnmount, start, err)
+	}
+	if err != nil {
 		return fmt.Errorf("tear down pod %s: %w", podUID, err)
 	}
 	var errs []error
@@ -220,11 +229,14 @@ func (m *Manager) TearDown(ctx context.Context, podUID string) error {
 		if !pl.IsDir() {
 			continue
 		}
+		start := m.clock.Now()
 		vols, err := os.ReadDir(filepath.Join(volRoot, pl.Name()))
 		if err != nil {
+			m.observe(dirPluginName(pl.Name()), OperationUnmount, start, err)
 			errs = append(errs, err)
 			continue
 		}
+		var plErrs []error
 		for _, v := range vols {
 			if !v.IsDir() {
 				continue
@@ -235,9 +247,13 @@ func (m *Manager) TearDown(ctx context.Context, podUID string) error {
 				err = m.mounter.Unmount(ctx, dir)
 			}
 			if err != nil {
-				errs = append(errs, err)
+				plErrs = append(plErrs, err)
 			}
 		}
+		if pl.Name() != pluginCSI { // counted above
+			m.observe(dirPluginName(pl.Name()), OperationUnmount, start, errors.Join(plErrs...))
+		}
+		errs = append(errs, plErrs...)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("tear down pod %s: unmount volumes: %w", podUID, errors.Join(errs...))

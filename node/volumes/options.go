@@ -75,6 +75,9 @@ type Options struct {
 	Allocatable corev1.ResourceList
 	// Logger; nil logs nothing.
 	Logger *zap.Logger
+	// Observer, if set, is told how each mount and unmount went
+	// (metrics).
+	Observer OperationObserver
 	// Clock names the data directories and ages tokens; nil is the real
 	// clock.
 	Clock clock.PassiveClock

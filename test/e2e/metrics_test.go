@@ -37,15 +37,17 @@ func readmeMetrics(t *testing.T) map[string]string {
 	return out
 }
 
-// TestMetricsREADME runs a node with a pod that pulls its image and has a
-// readiness probe, and checks that /metrics has every family README.md
+// TestMetricsREADME runs a node with a pod that pulls its image, mounts an
+// emptyDir and has a readiness probe, and checks that /metrics has every family README.md
 // lists, with its type.
 func TestMetricsREADME(t *testing.T) {
 	want := readmeMetrics(t)
 	s := startSim(t, t.TempDir())
 	d := newNodeDirs(t)
 	writeManifest(t, d.manifests, "probed.yaml", podManifest("probed", nil)+
-		"    readinessProbe:\n      exec: {command: [\"true\"]}\n      periodSeconds: 1\n")
+		"    readinessProbe:\n      exec: {command: [\"true\"]}\n      periodSeconds: 1\n"+
+		"    volumeMounts: [{name: scratch, mountPath: /scratch}]\n"+
+		"  volumes: [{name: scratch, emptyDir: {}}]\n")
 	n := startNode(t, s.endpoint, d)
 	waitFor(t, "probed Running with a probe run", func() (bool, string) {
 		p, ok := n.pods(t)["default/probed-node-1"]
@@ -67,6 +69,7 @@ func TestMetricsREADME(t *testing.T) {
 		`kubelet_image_pull_duration_seconds_count{image_size_in_bytes="0-10MB"} 1`,
 		`kubelet_evictions{eviction_signal="memory.available"} 0`,
 		`prober_probe_total{container="app",namespace="default",pod="probed-node-1"`,
+		`storage_operation_duration_seconds_count{migrated="false",operation_name="volume_mount",status="success",volume_plugin="kubernetes.io/empty-dir"} `,
 	} {
 		if !strings.Contains(metrics, sample) {
 			t.Errorf("/metrics lacks %q", sample)
