@@ -89,6 +89,7 @@ func (j *Journal) commit(batch []*request) {
 	var wrote, records, bytes int
 	s := &j.staging
 	s.begin(&j.idx.podIndex, exclusive) // before: rollback must not see the last batch's
+	start := j.opts.Clock.Now()
 	txErr := j.guardedUpdate(func(tx *bolt.Tx) error {
 		w := writeTx{log: logBucket(tx), snaps: tx.Bucket(bucketSnapshots), s: s}
 		for i, r := range batch {
@@ -116,6 +117,7 @@ func (j *Journal) commit(batch []*request) {
 		}
 		return nil
 	})
+	j.stats.commitNanos.Add(int64(j.opts.Clock.Since(start)))
 	if errors.Is(txErr, errNothingWritten) {
 		txErr = nil
 	}
