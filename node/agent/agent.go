@@ -233,6 +233,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 			return nil, err
 		}
 	}
+	km.SetNodeName(cfg.NodeName)
 	runCtx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	fail := func(err error) (*Agent, error) {

@@ -15,6 +15,10 @@
 //	kubelet_image_pull_duration_seconds{image_size_in_bytes}  histogram: real pulls only
 //	kubelet_evictions{eviction_signal}                        counter
 //	kubelet_pod_worker_duration_seconds{operation_type}      histogram, DefBuckets: a PodActor handling one input
+//	kubelet_terminated_containers_total{container_type,exit_code,reason} counter: container exits (once per attempt)
+//	kubelet_containers_per_pod_count                         histogram, ExponentialBuckets(1, 2, 5): accepted pods
+//	kubelet_node_name{node}                                  gauge: 1 (SetNodeName)
+//	storage_operation_duration_seconds{volume_plugin,operation_name,status,migrated} histogram: volume set-up and teardown
 //	prober_probe_total{probe_type,result,container,pod,namespace,pod_uid} counter: every probe run
 //
 // and actorlet's own:

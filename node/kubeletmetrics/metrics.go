@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,9 @@ type Metrics struct {
 	probes                       *prometheus.CounterVec
 	podWorker                    *prometheus.HistogramVec
 	storageOps                   *prometheus.HistogramVec
+	terminatedContainers         *prometheus.CounterVec
+	containersPerPod             prometheus.Histogram
+	nodeName                     *prometheus.GaugeVec
 	appendDur, appendEvents      prometheus.Histogram
 }
 
@@ -93,6 +97,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		storageOps: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "storage_operation_duration_seconds",
 			Help: "Storage operation duration", Buckets: StorageOperationBuckets},
 			[]string{"volume_plugin", "operation_name", "status", "migrated"}),
+		terminatedContainers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kubelet_terminated_containers_total",
+			Help: "Cumulative number of container terminations."}, []string{"container_type", "exit_code", "reason"}),
+		containersPerPod: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "kubelet_containers_per_pod_count",
+			Help: "The number of containers per pod.", Buckets: prometheus.ExponentialBuckets(1, 2, 5)}),
+		nodeName: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kubelet_node_name",
+			Help: "The node's name. The count is always 1."}, []string{"node"}),
 		appendDur: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "actorlet_journal_append_duration_seconds",
 			Help:    "Duration in seconds of a pod actor's journal append, its group commit's fsync included.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
@@ -103,7 +113,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	var errs []error
 	for _, c := range []prometheus.Collector{m.runtimeOps, m.runtimeErrs, m.runtimeDur, m.relistDur, m.relistInterval,
 		m.lastSeen, m.startedPods, m.startedPodsErrs, m.startedContainers, m.startedContainersErrs, m.imagePull,
-		m.evictions, m.probes, m.podWorker, m.storageOps, m.appendDur, m.appendEvents} {
+		m.evictions, m.probes, m.podWorker, m.storageOps, m.terminatedContainers, m.containersPerPod, m.nodeName,
+		m.appendDur, m.appendEvents} {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
 		}
@@ -207,11 +218,23 @@ func (m *Metrics) Relisted(started time.Time, took time.Duration) {
 // Evicted counts an eviction (eviction.WithOnEvicted).
 func (m *Metrics) Evicted(s eviction.Signal) { m.evictions.WithLabelValues(string(s)).Inc() }
 
-// Recorded implements actors.EventSink: sandbox and container attempts,
-// their failures, and image pulls.
+// SetNodeName sets kubelet_node_name{node=name} to 1, as the kubelet does
+// once at start.
+func (m *Metrics) SetNodeName(name string) { m.nodeName.WithLabelValues(name).Set(1) }
+
+// Recorded implements actors.EventSink: accepted pods' sizes, sandbox and
+// container attempts, their failures and terminations, and image pulls.
 func (m *Metrics) Recorded(pod *corev1.Pod, events []*pb.Envelope) {
 	for _, env := range events {
 		switch e := env.GetEvent().GetKind().(type) {
+		case *pb.Event_PodAccepted:
+			// The kubelet observes it when its pod worker takes a new pod.
+			if pod != nil {
+				m.containersPerPod.Observe(float64(len(pod.Spec.Containers)))
+			}
+		case *pb.Event_ContainerExited:
+			x := e.ContainerExited
+			m.terminatedContainers.WithLabelValues(containerType(pod, x.Name), strconv.Itoa(int(x.ExitCode)), x.Reason).Inc()
 		case *pb.Event_SandboxRequested:
 			m.startedPods.Inc()
 		case *pb.Event_SandboxFailed:

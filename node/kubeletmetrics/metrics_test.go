@@ -79,12 +79,19 @@ func TestCounts(t *testing.T) {
 		ev(&pb.Event{Kind: &pb.Event_ImagePulled{ImagePulled: &pb.ImagePulled{Container: "app", PullNanos: int64(2 * time.Second), ImageSize: 50 << 20}}}),
 		// Already present: not a pull.
 		ev(&pb.Event{Kind: &pb.Event_ImagePulled{ImagePulled: &pb.ImagePulled{Container: "init"}}}),
+		ev(&pb.Event{Kind: &pb.Event_PodAccepted{PodAccepted: &pb.PodAccepted{}}}),
+		ev(&pb.Event{Kind: &pb.Event_ContainerExited{ContainerExited: &pb.ContainerExited{Name: "init", Reason: "Completed"}}}),
+		ev(&pb.Event{Kind: &pb.Event_ContainerExited{ContainerExited: &pb.ContainerExited{Name: "app", ExitCode: 137, Reason: "OOMKilled"}}}),
 	})
+	m.SetNodeName("node-1")
 	for name, c := range map[string]prometheus.Collector{
 		"started pods": m.startedPods, "started pod errors": m.startedPodsErrs,
 		"started init containers": m.startedContainers.WithLabelValues("init_container"),
 		"started containers":      m.startedContainers.WithLabelValues("container"),
 		"container errors":        m.startedContainersErrs.WithLabelValues("container", "CreateContainerError"),
+		"init terminations":       m.terminatedContainers.WithLabelValues("init_container", "0", "Completed"),
+		"app terminations":        m.terminatedContainers.WithLabelValues("container", "137", "OOMKilled"),
+		"node name":               m.nodeName.WithLabelValues("node-1"),
 	} {
 		if got := testutil.ToFloat64(c); got != 1 {
 			t.Errorf("%s = %v, want 1", name, got)
@@ -106,6 +113,21 @@ func TestCounts(t *testing.T) {
 	b.WriteString(`kubelet_image_pull_duration_seconds_sum{image_size_in_bytes="10MB-100MB"} 2` + "\n")
 	b.WriteString(`kubelet_image_pull_duration_seconds_count{image_size_in_bytes="10MB-100MB"} 1` + "\n")
 	if err := testutil.CollectAndCompare(m.imagePull, strings.NewReader(b.String())); err != nil {
+		t.Error(err)
+	}
+
+	if err := testutil.CollectAndCompare(m.containersPerPod, strings.NewReader(`
+# HELP kubelet_containers_per_pod_count The number of containers per pod.
+# TYPE kubelet_containers_per_pod_count histogram
+kubelet_containers_per_pod_count_bucket{le="1"} 1
+kubelet_containers_per_pod_count_bucket{le="2"} 1
+kubelet_containers_per_pod_count_bucket{le="4"} 1
+kubelet_containers_per_pod_count_bucket{le="8"} 1
+kubelet_containers_per_pod_count_bucket{le="16"} 1
+kubelet_containers_per_pod_count_bucket{le="+Inf"} 1
+kubelet_containers_per_pod_count_sum 1
+kubelet_containers_per_pod_count_count 1
+`)); err != nil {
 		t.Error(err)
 	}
 

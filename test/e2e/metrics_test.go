@@ -38,7 +38,7 @@ func readmeMetrics(t *testing.T) map[string]string {
 }
 
 // TestMetricsREADME runs a node with a pod that pulls its image, mounts an
-// emptyDir and has a readiness probe, and checks that /metrics has every family README.md
+// emptyDir and has a readiness probe, and a pod that completes, and checks that /metrics has every family README.md
 // lists, with its type.
 func TestMetricsREADME(t *testing.T) {
 	want := readmeMetrics(t)
@@ -48,7 +48,14 @@ func TestMetricsREADME(t *testing.T) {
 		"    readinessProbe:\n      exec: {command: [\"true\"]}\n      periodSeconds: 1\n"+
 		"    volumeMounts: [{name: scratch, mountPath: /scratch}]\n"+
 		"  volumes: [{name: scratch, emptyDir: {}}]\n")
+	writeManifest(t, d.manifests, "job.yaml", strings.Replace(strings.Replace(
+		podManifest("job", map[string]string{"SIM_EXIT_AFTER": "0s", "SIM_EXIT_CODE": "0"}),
+		"spec:\n", "spec:\n  restartPolicy: Never\n", 1), "example.com/app:1", "example.com/job:1", 1))
 	n := startNode(t, s.endpoint, d)
+	waitFor(t, "job Succeeded", func() (bool, string) {
+		p, ok := n.pods(t)["default/job-node-1"]
+		return ok && p.Status.Phase == corev1.PodSucceeded, "not succeeded"
+	})
 	waitFor(t, "probed Running with a probe run", func() (bool, string) {
 		p, ok := n.pods(t)["default/probed-node-1"]
 		if !ok || p.Status.Phase != corev1.PodRunning {
@@ -63,10 +70,13 @@ func TestMetricsREADME(t *testing.T) {
 		}
 	}
 	for _, sample := range []string{
-		`kubelet_runtime_operations_total{operation_type="run_podsandbox"} 1`,
-		`kubelet_started_pods_total 1`,
-		`kubelet_started_containers_total{container_type="container"} 1`,
-		`kubelet_image_pull_duration_seconds_count{image_size_in_bytes="0-10MB"} 1`,
+		`kubelet_runtime_operations_total{operation_type="run_podsandbox"} 2`,
+		`kubelet_started_pods_total 2`,
+		`kubelet_terminated_containers_total{container_type="container",exit_code="0",reason="Completed"} 1`,
+		`kubelet_containers_per_pod_count_count 2`,
+		`kubelet_node_name{node="node-1"} 1`,
+		`kubelet_started_containers_total{container_type="container"} 2`,
+		`kubelet_image_pull_duration_seconds_count{image_size_in_bytes="0-10MB"} 2`,
 		`kubelet_evictions{eviction_signal="memory.available"} 0`,
 		`prober_probe_total{container="app",namespace="default",pod="probed-node-1"`,
 		`storage_operation_duration_seconds_count{migrated="false",operation_name="volume_mount",status="success",volume_plugin="kubernetes.io/empty-dir"} `,
