@@ -172,6 +172,20 @@ func (a *nodeActor) sync(ctx actor.Context) {
 	if !due {
 		return
 	}
+	for _, pe := range pressureEvents {
+		c, prev := condition(&st, pe.typ), (*corev1.NodeCondition)(nil)
+		if a.last != nil {
+			prev = condition(a.last, pe.typ)
+		}
+		if c == nil || (prev != nil && prev.Status == c.Status) {
+			continue
+		}
+		reason := pe.relieved
+		if c.Status == corev1.ConditionTrue {
+			reason = pe.pressed
+		}
+		a.event(reason, fmt.Sprintf("Node %s status is now: %s", a.cfg.NodeName, reason))
+	}
 	if r := Ready(&st); a.last == nil || Ready(a.last).Status != r.Status {
 		log.Info("node status", zap.String("ready", string(r.Status)), zap.String("reason", r.Reason))
 		reason := "NodeNotReady"
@@ -181,6 +195,28 @@ func (a *nodeActor) sync(ctx actor.Context) {
 		a.event(reason, fmt.Sprintf("Node %s status is now: %s", a.cfg.NodeName, reason))
 	}
 	a.last, a.lastReport = &st, now
+}
+
+// pressureEvents are the kubelet's events of its pressure conditions, in
+// the order its status setters run (before NodeReady): each is recorded
+// when the condition is first set and whenever its status changes.
+var pressureEvents = []struct {
+	typ               corev1.NodeConditionType
+	pressed, relieved string
+}{
+	{corev1.NodeMemoryPressure, "NodeHasInsufficientMemory", "NodeHasSufficientMemory"},
+	{corev1.NodeDiskPressure, "NodeHasDiskPressure", "NodeHasNoDiskPressure"},
+	{corev1.NodePIDPressure, "NodeHasInsufficientPID", "NodeHasSufficientPID"},
+}
+
+// condition is st's condition of type typ, nil if it has none.
+func condition(st *corev1.NodeStatus, typ corev1.NodeConditionType) *corev1.NodeCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == typ {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // event records a Normal event on the Node, referenced as the kubelet

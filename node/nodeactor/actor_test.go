@@ -114,7 +114,11 @@ func TestNodeRegistersReportsAndRenews(t *testing.T) {
 	down.Store(false)
 	eventually(t, "Ready again", step(func() bool { return readyOf(get()) == corev1.ConditionTrue }))
 	// The kubelet's node events, in order.
-	for _, want := range []string{"Normal Starting Starting kubelet.", "Normal NodeReady Node node-1 status is now: NodeReady",
+	for _, want := range []string{"Normal Starting Starting kubelet.",
+		"Normal NodeHasSufficientMemory Node node-1 status is now: NodeHasSufficientMemory",
+		"Normal NodeHasNoDiskPressure Node node-1 status is now: NodeHasNoDiskPressure",
+		"Normal NodeHasSufficientPID Node node-1 status is now: NodeHasSufficientPID",
+		"Normal NodeReady Node node-1 status is now: NodeReady",
 		"Normal NodeNotReady Node node-1 status is now: NodeNotReady", "Normal NodeReady Node node-1 status is now: NodeReady"} {
 		select {
 		case got := <-rec.Events:
@@ -202,5 +206,65 @@ func TestStatusWrittenAgainAfterOthersMarkedItUnknown(t *testing.T) {
 		if c.Type == corev1.NodeReady && c.LastTransitionTime.Before(&markedAt) {
 			t.Fatalf("Ready's transition time %v is before the Unknown at %v", c.LastTransitionTime, markedAt)
 		}
+	}
+}
+
+// TestNodePressureEvents checks the kubelet's pressure events: each
+// condition's when it is first set, then on every change of its status.
+func TestNodePressureEvents(t *testing.T) {
+	client := fake.NewClientset()
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	rec := record.NewFakeRecorder(100)
+	var disk atomic.Bool
+	system := actor.NewActorSystem()
+	t.Cleanup(system.Shutdown)
+	system.Root.Spawn(Props(Config{
+		NodeName: "node-1", Client: client, Clock: clk, Logger: zaptest.NewLogger(t), Events: rec,
+		Health: func(context.Context) RuntimeHealth { return RuntimeHealth{Name: "sim", Version: "1"} },
+		Pressure: func() []corev1.NodeCondition {
+			if !disk.Load() {
+				return nil
+			}
+			return []corev1.NodeCondition{{Type: corev1.NodeDiskPressure, Status: corev1.ConditionTrue,
+				Reason: "KubeletHasDiskPressure", Message: "actorlet has disk pressure"}}
+		},
+	}))
+	next := func(want string) {
+		t.Helper()
+		select {
+		case got := <-rec.Events:
+			if got != want {
+				t.Fatalf("event %q, want %q", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no event %q", want)
+		}
+	}
+	for _, r := range []string{"Starting", "NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID", "NodeReady"} {
+		if r == "Starting" {
+			next("Normal Starting Starting kubelet.")
+			continue
+		}
+		next("Normal " + r + " Node node-1 status is now: " + r)
+	}
+	disk.Store(true)
+	step := stepping(clk)
+	eventually(t, "DiskPressure True", step(func() bool {
+		n := nodeGetter(client)()
+		c := condition(&n.Status, corev1.NodeDiskPressure)
+		return c != nil && c.Status == corev1.ConditionTrue
+	}))
+	next("Normal NodeHasDiskPressure Node node-1 status is now: NodeHasDiskPressure")
+	disk.Store(false)
+	eventually(t, "DiskPressure False", step(func() bool {
+		n := nodeGetter(client)()
+		c := condition(&n.Status, corev1.NodeDiskPressure)
+		return c != nil && c.Status == corev1.ConditionFalse
+	}))
+	next("Normal NodeHasNoDiskPressure Node node-1 status is now: NodeHasNoDiskPressure")
+	select {
+	case got := <-rec.Events:
+		t.Fatalf("unexpected event %q", got)
+	default:
 	}
 }
