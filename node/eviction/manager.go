@@ -47,6 +47,7 @@ type Manager struct {
 	period    time.Duration
 	onChange  func([]corev1.NodeCondition, []corev1.Taint)
 	onEvicted func(Signal)
+	events    EventFunc
 	log       *zap.Logger
 
 	pass sync.Mutex // serialises passes; guards state
@@ -82,6 +83,16 @@ func WithReclaimer(r Reclaimer) Option { return func(m *Manager) { m.reclaimer =
 // WithOnEvicted sets a function called with the signal of each pod evicted
 // (kubelet_evictions). It must not block.
 func WithOnEvicted(f func(Signal)) Option { return func(m *Manager) { m.onEvicted = f } }
+
+// EventFunc receives the events the kubelet's eviction manager records on
+// its Node object; the caller binds it to an EventRecorder and the node's
+// reference. It is called synchronously during a pass and must not block.
+type EventFunc func(eventType, reason, message string)
+
+// WithEvents sets the sink of the kubelet's EvictionThresholdMet event
+// (Warning, "Attempting to reclaim <resource>"), recorded by each pass that
+// finds a threshold met, before reclaiming or evicting.
+func WithEvents(f EventFunc) Option { return func(m *Manager) { m.events = f } }
 
 // WithOnChange sets a function called with the new conditions and taints
 // after a pass that changed them. It must not block.
@@ -170,6 +181,9 @@ func (m *Manager) Synchronize(ctx context.Context) (Pass, error) {
 	}
 	t := *d.Starved
 	log := m.log.With(zap.Stringer("threshold", t), zap.String("resource", string(t.Signal.Resource())))
+	if m.events != nil {
+		m.events(corev1.EventTypeWarning, "EvictionThresholdMet", "Attempting to reclaim "+string(t.Signal.Resource()))
+	}
 	var errs []error
 	if d.Reclaim && m.reclaimer != nil {
 		log.Info("eviction threshold met: reclaiming node-level resources")

@@ -128,7 +128,10 @@ func TestSynchronizeDiskReclaim(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r *fakeReclaimer
-			h := newMgrHarness(t, mustConfig(t, nil))
+			var events []string
+			h := newMgrHarness(t, mustConfig(t, nil), WithEvents(func(typ, reason, msg string) {
+				events = append(events, typ+" "+reason+" "+msg)
+			}))
 			if tc.reclaimer {
 				r = &fakeReclaimer{stats: h.stats, free: tc.free, err: tc.reclaimErr}
 				WithReclaimer(r)(h.m) // the reclaimer needs the harness's stats
@@ -146,6 +149,10 @@ func TestSynchronizeDiskReclaim(t *testing.T) {
 			}
 			if got := h.log.names(); !slices.Equal(got, tc.wantEvicted) {
 				t.Errorf("evicted %v, want %v", got, tc.wantEvicted)
+			}
+			// The kubelet's node event, whatever the reclaim did.
+			if want := []string{"Warning EvictionThresholdMet Attempting to reclaim ephemeral-storage"}; !slices.Equal(events, want) {
+				t.Errorf("events %q, want %q", events, want)
 			}
 			// DiskPressure holds either way: it was observed this pass.
 			if !slices.Equal(h.m.Pressure(), []corev1.NodeConditionType{corev1.NodeDiskPressure}) {

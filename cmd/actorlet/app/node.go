@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -23,6 +25,7 @@ import (
 	"github.com/actorlet/actorlet/cri/sim"
 	"github.com/actorlet/actorlet/node/agent"
 	"github.com/actorlet/actorlet/node/certs"
+	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletapi"
 	"github.com/actorlet/actorlet/node/kubeletmetrics"
@@ -150,6 +153,15 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	acfg.ImageGC, acfg.LogRotation = &gc, &lr
 	acfg.Eviction = nc.eviction
 	acfg.ImageGCOptions = []imagegc.Option{imagegc.WithCapacity(imageFsCapacity)}
+	if api != nil {
+		// Image GC's and the eviction manager's events on the Node, as the
+		// kubelet records them (FreeDiskSpaceFailed, ImageGCFailed,
+		// EvictionThresholdMet).
+		nodeRef := &corev1.ObjectReference{Kind: "Node", Name: nc.nodeName, UID: types.UID(nc.nodeName)}
+		nodeEvent := func(typ, reason, msg string) { api.recorder.Event(nodeRef, typ, reason, msg) }
+		acfg.ImageGCOptions = append(acfg.ImageGCOptions, imagegc.WithEvents(nodeEvent))
+		acfg.EvictionOptions = append(acfg.EvictionOptions, eviction.WithEvents(nodeEvent))
+	}
 	// One health check for the health port, the read-only port and the
 	// kubelet API: the journal's appends (once the agent runs) and the runtime.
 	var started atomic.Pointer[agent.Agent]
