@@ -187,7 +187,10 @@ func sandboxSecurityContext(pod *corev1.Pod) *runtimeapi.LinuxSandboxSecurityCon
 }
 
 // podIdentity is the user, group and supplemental groups the pod's security
-// context sets for all its containers (nil where it sets none).
+// context sets for all its containers (nil where it sets none). The
+// fsGroup comes first among the supplemental groups, as the kubelet adds
+// it, so that a container of any user can read the volumes given that
+// group (see package volumes).
 func podIdentity(pod *corev1.Pod) (user, group *runtimeapi.Int64Value, groups []int64) {
 	psc := pod.Spec.SecurityContext
 	if psc == nil {
@@ -199,7 +202,11 @@ func podIdentity(pod *corev1.Pod) (user, group *runtimeapi.Int64Value, groups []
 	if psc.RunAsGroup != nil {
 		group = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
 	}
-	return user, group, psc.SupplementalGroups
+	if psc.FSGroup != nil {
+		groups = append(groups, *psc.FSGroup)
+	}
+	groups = append(groups, psc.SupplementalGroups...)
+	return user, group, groups
 }
 
 func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {
