@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	utilsysctl "k8s.io/component-helpers/node/util/sysctl"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/actorlet/actorlet/cri"
@@ -102,6 +103,7 @@ func sandboxConfig(pod *corev1.Pod, attempt uint32, o Options) (*runtimeapi.PodS
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			CgroupParent:    cgroupParent(pod, o),
 			SecurityContext: sandboxSecurityContext(pod),
+			Sysctls:         sandboxSysctls(pod),
 		},
 	}
 	dns, err := PodDNSConfig(pod, o)
@@ -184,6 +186,23 @@ func sandboxSecurityContext(pod *corev1.Pod) *runtimeapi.LinuxSandboxSecurityCon
 		}
 	}
 	return sc
+}
+
+// sandboxSysctls are the pod's spec.securityContext.sysctls for the
+// runtime to set in the sandbox's namespaces, as the kubelet passes them:
+// names with '.' separators (runc refuses '/'), the last of a name given
+// twice winning; nil when there are none. Admission has checked them
+// (see package admit).
+func sandboxSysctls(pod *corev1.Pod) map[string]string {
+	sc := pod.Spec.SecurityContext
+	if sc == nil || len(sc.Sysctls) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(sc.Sysctls))
+	for _, s := range sc.Sysctls {
+		out[utilsysctl.NormalizeName(s.Name)] = s.Value
+	}
+	return out
 }
 
 // podIdentity is the user, group and supplemental groups the pod's security

@@ -210,3 +210,27 @@ func TestFSGroupIsASupplementalGroup(t *testing.T) {
 		t.Errorf("without fsGroup: supplemental groups = %s, want [5 6]", got)
 	}
 }
+
+// The pod's sysctls reach the runtime in the sandbox config, names with
+// dots (a slash-separated name converted, as the kubelet converts it).
+func TestSandboxConfigSysctls(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1"},
+		Spec: corev1.PodSpec{
+			SecurityContext: &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{
+				{Name: "kernel.shm_rmid_forced", Value: "1"},
+				{Name: "net/ipv4/ip_local_port_range", Value: "1024 65535"},
+			}},
+			Containers: []corev1.Container{{Name: "a"}},
+		},
+	}
+	got := SandboxConfigBestEffort(pod, 1, Options{}).Linux.Sysctls
+	want := map[string]string{"kernel.shm_rmid_forced": "1", "net.ipv4.ip_local_port_range": "1024 65535"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("sandbox sysctls = %v, want %v", got, want)
+	}
+	pod.Spec.SecurityContext.Sysctls = nil
+	if got := SandboxConfigBestEffort(pod, 1, Options{}).Linux.Sysctls; len(got) != 0 {
+		t.Errorf("sandbox sysctls without any = %v", got)
+	}
+}
