@@ -10,7 +10,7 @@ import (
 )
 
 // setUpEmptyDir makes an emptyDir and, when the pod has an fsGroup, gives
-// it that group (see applyFSGroup).
+// it that group (see setVolumeOwnership and the package doc, "fsGroup").
 func (m *Manager) setUpEmptyDir(ctx context.Context, log *zap.Logger, pod *corev1.Pod, name string, ed *corev1.EmptyDirVolumeSource) (string, error) {
 	dir, err := m.makeEmptyDir(ctx, string(pod.UID), name, ed)
 	if err != nil {
