@@ -31,8 +31,9 @@ var ErrInvalidVolumeMount = errors.New("invalid volume mount")
 //   - subPath mounts the path under the volume; it must be relative and
 //     must not go up (".."), and once symlinks are resolved it must still
 //     be inside the volume. A missing subPath is created as a directory
-//     (with the volume directory's mode), each component checked not to
-//     leave the volume, as the kubelet does. The host path given to the
+//     (with the volume directory's mode, setgid and sticky bits included,
+//     so in a volume given an fsGroup it has that group), each component
+//     checked not to leave the volume, as the kubelet does. The host path given to the
 //     runtime is the resolved one; so, as in the kubelet, a subPath of a
 //     configMap or secret volume does not see later updates.
 //   - subPathExpr is not supported (ErrInvalidVolumeMount).
@@ -156,7 +157,11 @@ func subPathHost(volPath, subPath string) (string, error) {
 		}
 		return "", mountErrorf("subPath %q: the volume is not a directory", subPath)
 	}
-	perm := fi.Mode().Perm()
+	// The volume directory's permissions with its setgid and sticky bits,
+	// as the kubelet's SafeMakeDir gives them: in a volume with an
+	// fsGroup (setgid), a new directory has its group (the kernel's
+	// inheritance) and keeps passing it on.
+	perm := fi.Mode() & (fs.ModePerm | fs.ModeSetgid | fs.ModeSticky)
 	cur := root
 	for _, el := range strings.Split(filepath.Clean(subPath), "/") {
 		if el == "." {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	utilsysctl "k8s.io/component-helpers/node/util/sysctl"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/actorlet/actorlet/cri"
@@ -102,6 +103,7 @@ func sandboxConfig(pod *corev1.Pod, attempt uint32, o Options) (*runtimeapi.PodS
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			CgroupParent:    cgroupParent(pod, o),
 			SecurityContext: sandboxSecurityContext(pod),
+			Sysctls:         sandboxSysctls(pod),
 		},
 	}
 	dns, err := PodDNSConfig(pod, o)
@@ -186,8 +188,28 @@ func sandboxSecurityContext(pod *corev1.Pod) *runtimeapi.LinuxSandboxSecurityCon
 	return sc
 }
 
+// sandboxSysctls are the pod's spec.securityContext.sysctls for the
+// runtime to set in the sandbox's namespaces, as the kubelet passes them:
+// names with '.' separators (runc refuses '/'), the last of a name given
+// twice winning; nil when there are none. Admission has checked them
+// (see package admit).
+func sandboxSysctls(pod *corev1.Pod) map[string]string {
+	sc := pod.Spec.SecurityContext
+	if sc == nil || len(sc.Sysctls) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(sc.Sysctls))
+	for _, s := range sc.Sysctls {
+		out[utilsysctl.NormalizeName(s.Name)] = s.Value
+	}
+	return out
+}
+
 // podIdentity is the user, group and supplemental groups the pod's security
-// context sets for all its containers (nil where it sets none).
+// context sets for all its containers (nil where it sets none). The
+// fsGroup comes first among the supplemental groups, as the kubelet adds
+// it, so that a container of any user can read the volumes given that
+// group (see package volumes).
 func podIdentity(pod *corev1.Pod) (user, group *runtimeapi.Int64Value, groups []int64) {
 	psc := pod.Spec.SecurityContext
 	if psc == nil {
@@ -199,7 +221,11 @@ func podIdentity(pod *corev1.Pod) (user, group *runtimeapi.Int64Value, groups []
 	if psc.RunAsGroup != nil {
 		group = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
 	}
-	return user, group, psc.SupplementalGroups
+	if psc.FSGroup != nil {
+		groups = append(groups, *psc.FSGroup)
+	}
+	groups = append(groups, psc.SupplementalGroups...)
+	return user, group, groups
 }
 
 func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {

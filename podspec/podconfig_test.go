@@ -1,6 +1,7 @@
 package podspec
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -179,5 +180,57 @@ func TestContainerConfigNoNewPrivs(t *testing.T) {
 		if got := cfg.Linux.SecurityContext.NoNewPrivs; got != tc.want {
 			t.Errorf("%s: no_new_privs %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// The fsGroup is the first supplemental group of the sandbox and of every
+// container, before the pod's supplementalGroups, as the kubelet adds it:
+// a container of any user then reads the volumes given that group.
+func TestFSGroupIsASupplementalGroup(t *testing.T) {
+	fsGroup := int64(1234)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1"},
+		Spec: corev1.PodSpec{
+			SecurityContext: &corev1.PodSecurityContext{FSGroup: &fsGroup, SupplementalGroups: []int64{5, 6}},
+			Containers:      []corev1.Container{{Name: "a"}},
+		},
+	}
+	want := "[1234 5 6]"
+	if got := fmt.Sprint(SandboxConfigBestEffort(pod, 1, Options{}).Linux.SecurityContext.SupplementalGroups); got != want {
+		t.Errorf("sandbox supplemental groups = %s, want %s", got, want)
+	}
+	if got := fmt.Sprint(LiteralContainerConfig(pod, &pod.Spec.Containers[0], 1).Linux.SecurityContext.SupplementalGroups); got != want {
+		t.Errorf("container supplemental groups = %s, want %s", got, want)
+	}
+	if pod.Spec.SecurityContext.SupplementalGroups[0] != 5 {
+		t.Error("the pod's supplementalGroups were changed")
+	}
+	pod.Spec.SecurityContext.FSGroup = nil
+	if got := fmt.Sprint(LiteralContainerConfig(pod, &pod.Spec.Containers[0], 1).Linux.SecurityContext.SupplementalGroups); got != "[5 6]" {
+		t.Errorf("without fsGroup: supplemental groups = %s, want [5 6]", got)
+	}
+}
+
+// The pod's sysctls reach the runtime in the sandbox config, names with
+// dots (a slash-separated name converted, as the kubelet converts it).
+func TestSandboxConfigSysctls(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1"},
+		Spec: corev1.PodSpec{
+			SecurityContext: &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{
+				{Name: "kernel.shm_rmid_forced", Value: "1"},
+				{Name: "net/ipv4/ip_local_port_range", Value: "1024 65535"},
+			}},
+			Containers: []corev1.Container{{Name: "a"}},
+		},
+	}
+	got := SandboxConfigBestEffort(pod, 1, Options{}).Linux.Sysctls
+	want := map[string]string{"kernel.shm_rmid_forced": "1", "net.ipv4.ip_local_port_range": "1024 65535"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("sandbox sysctls = %v, want %v", got, want)
+	}
+	pod.Spec.SecurityContext.Sysctls = nil
+	if got := SandboxConfigBestEffort(pod, 1, Options{}).Linux.Sysctls; len(got) != 0 {
+		t.Errorf("sandbox sysctls without any = %v", got)
 	}
 }

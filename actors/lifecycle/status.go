@@ -130,8 +130,13 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 	return st
 }
 
+// containerStatus is one container's status. Started is always set, as the
+// kubelet's prober manager sets it on every container and init container
+// status: true only while the container runs and its startup probe, if it
+// has one, has succeeded.
 func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.ContainerStatus {
-	cs := corev1.ContainerStatus{Name: spec.Name, Image: spec.Image}
+	notStarted := false
+	cs := corev1.ContainerStatus{Name: spec.Name, Image: spec.Image, Started: &notStarted}
 	r := s.P.Containers[spec.Name]
 	// A container not created yet waits ContainerCreating, or in a pod with
 	// init containers (all of its containers, as the kubelet's default)
@@ -169,8 +174,6 @@ func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.Con
 			cs.State.Terminated = term
 			break
 		}
-		f := false
-		cs.Started = &f
 		// As the kubelet's reason cache: a container to be restarted waits
 		// with the reason its restart was held back for (CrashLoopBackOff
 		// and its message, a failed pull) until it is requested again, the

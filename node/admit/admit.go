@@ -1,8 +1,13 @@
-// Package admit decides whether a pod fits the node, as the kubelet's
-// resource admission does: the pod's requests (containers, init containers
-// and overhead, by component-helpers' PodRequests) plus those of the pods
-// already admitted must stay within allocatable, and the pod count within
-// allocatable pods (maxPods).
+// Package admit decides whether a pod may run on the node, as two of the
+// kubelet's admit handlers do:
+//
+//   - Resources: the pod's requests (containers, init containers and
+//     overhead, by component-helpers' PodRequests) plus those of the pods
+//     already admitted must stay within allocatable, and the pod count
+//     within allocatable pods (maxPods).
+//   - Sysctls: the pod's sysctls must be safe or allowed by
+//     --allowed-unsafe-sysctls, and not in a namespace it shares with the
+//     host (reason SysctlForbidden).
 package admit
 
 import (

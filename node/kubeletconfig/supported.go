@@ -32,7 +32,7 @@ var ImplementedFlags = []string{
 	"runonce", "container-log-max-size", "container-log-max-files", "kube-api-content-type", "kube-api-qps",
 	"kube-api-burst", "eviction-hard", "eviction-soft", "eviction-soft-grace-period",
 	"eviction-pressure-transition-period", "eviction-max-pod-grace-period", "eviction-minimum-reclaim",
-	"register-node", "register-with-taints",
+	"register-node", "register-with-taints", "allowed-unsafe-sysctls",
 }
 
 // SupportedFields are the JSON paths of the KubeletConfiguration fields that
@@ -57,7 +57,7 @@ var SupportedFields = []string{
 	"logging.format", "logging.verbosity",
 	"crashLoopBackOff.maxContainerRestartPeriod",
 	"registerWithTaints", "registerNode", "containerRuntimeEndpoint", "imageServiceEndpoint",
-	"tracing",
+	"tracing", "allowedUnsafeSysctls",
 }
 
 // Supported returns the JSON field paths actorlet honours, sorted.

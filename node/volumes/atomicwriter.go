@@ -32,7 +32,9 @@ type payload map[string]file
 // writeAtomic makes dir hold exactly p, as described in the package doc
 // ("Files of ..."), and reports whether it wrote a new version. dir must
 // exist. On error, readers still see the previous version in full.
-func writeAtomic(dir string, p payload, now time.Time) (bool, error) {
+// setPerms, when not nil, runs once a new version is written and before it
+// is published (the kubelet's setPerms: the fsGroup's ownership).
+func writeAtomic(dir string, p payload, now time.Time, setPerms func()) (bool, error) {
 	clean := make(payload, len(p))
 	for path, f := range p {
 		c, err := cleanPayloadPath(path)
@@ -68,6 +70,9 @@ func writeAtomic(dir string, p payload, now time.Time) (bool, error) {
 		if err := writeFiles(tsDir, clean); err != nil {
 			_ = os.RemoveAll(tsDir)
 			return false, err
+		}
+		if setPerms != nil {
+			setPerms()
 		}
 		tmp := filepath.Join(dir, newDataDirName)
 		if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -11,7 +11,7 @@ import (
 func TestAtomicWriterCleansCrashLeftovers(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := writeAtomic(dir, payload{"a": {data: []byte("1"), mode: 0o644}}, now); err != nil {
+	if _, err := writeAtomic(dir, payload{"a": {data: []byte("1"), mode: 0o644}}, now, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A write interrupted after its data dir and ..data_tmp were made.
@@ -22,7 +22,7 @@ func TestAtomicWriterCleansCrashLeftovers(t *testing.T) {
 	if err := os.Symlink(filepath.Base(stale), filepath.Join(dir, newDataDirName)); err != nil {
 		t.Fatal(err)
 	}
-	written, err := writeAtomic(dir, payload{"a": {data: []byte("2"), mode: 0o644}}, now.Add(time.Second))
+	written, err := writeAtomic(dir, payload{"a": {data: []byte("2"), mode: 0o644}}, now.Add(time.Second), nil)
 	if err != nil || !written {
 		t.Fatalf("write = %v, %v", written, err)
 	}
@@ -45,10 +45,10 @@ func TestAtomicWriterCleansCrashLeftovers(t *testing.T) {
 func TestAtomicWriterModeChangeRewrites(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
-	if _, err := writeAtomic(dir, payload{"a": {data: []byte("1"), mode: 0o644}}, now); err != nil {
+	if _, err := writeAtomic(dir, payload{"a": {data: []byte("1"), mode: 0o644}}, now, nil); err != nil {
 		t.Fatal(err)
 	}
-	written, err := writeAtomic(dir, payload{"a": {data: []byte("1"), mode: 0o600}}, now)
+	written, err := writeAtomic(dir, payload{"a": {data: []byte("1"), mode: 0o600}}, now, nil)
 	if err != nil || !written {
 		t.Fatalf("mode change: written = %v, %v", written, err)
 	}
@@ -59,7 +59,7 @@ func TestAtomicWriterModeChangeRewrites(t *testing.T) {
 
 func TestAtomicWriterRejectsBadPaths(t *testing.T) {
 	for _, p := range []string{"", "/etc/passwd", "../x", "a/../../x", "..data", "..x/y", "."} {
-		_, err := writeAtomic(t.TempDir(), payload{p: {data: []byte("x"), mode: 0o644}}, time.Now())
+		_, err := writeAtomic(t.TempDir(), payload{p: {data: []byte("x"), mode: 0o644}}, time.Now(), nil)
 		if !errors.Is(err, ErrInvalid) {
 			t.Errorf("path %q: err = %v, want ErrInvalid", p, err)
 		}

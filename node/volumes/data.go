@@ -31,7 +31,40 @@ func dataPlugin(v *corev1.Volume) (plugin string, tmpfs, ok bool) {
 }
 
 // dataPayload reads the sources of a data volume and returns its files.
+// With an fsGroup, each file's mode has the group read bits the ownership
+// change gives it (see dataOwnership), so that an unchanged volume reads
+// as unchanged.
 func (m *Manager) dataPayload(ctx context.Context, pod *corev1.Pod, v *corev1.Volume) (payload, error) {
+	p, err := m.sourcePayload(ctx, pod, v)
+	if err != nil || podFSGroup(pod) == nil {
+		return p, err
+	}
+	for path, f := range p {
+		f.mode = fsGroupMode(f.mode, true)
+		p[path] = f
+	}
+	return p, nil
+}
+
+// dataOwnership is the step writeAtomic runs before it publishes a new
+// version of the data volume at dir: with the pod's fsGroup, the whole
+// volume gets that group (read-only bits), as the kubelet's setPerms of
+// its AtomicWriter does at each write; nil without an fsGroup. A failure
+// is logged and the volume published as it is, as the kubelet does.
+func (m *Manager) dataOwnership(log *zap.Logger, pod *corev1.Pod, dir string) func() {
+	gid := podFSGroup(pod)
+	if gid == nil {
+		return nil
+	}
+	return func() {
+		if err := setVolumeOwnership(dir, *gid, true); err != nil {
+			log.Warn("Could not give the volume its fsGroup", zap.Int64("fsGroup", *gid), zap.Error(err))
+		}
+	}
+}
+
+// sourcePayload reads the sources of a data volume and returns its files.
+func (m *Manager) sourcePayload(ctx context.Context, pod *corev1.Pod, v *corev1.Volume) (payload, error) {
 	p := payload{}
 	switch s := &v.VolumeSource; {
 	case s.ConfigMap != nil:
@@ -93,7 +126,11 @@ func (m *Manager) projectedPayload(ctx context.Context, pod *corev1.Pod, pr *cor
 			if err != nil {
 				return err
 			}
-			into[src.ServiceAccountToken.Path] = file{data: []byte(tok), mode: mode}
+			tokMode := mode
+			if podFSGroup(pod) != nil {
+				tokMode = 0o600 // the group's read bit comes from the fsGroup, as in the kubelet
+			}
+			into[src.ServiceAccountToken.Path] = file{data: []byte(tok), mode: tokMode}
 		default:
 			return errorf(ErrUnsupported, "unsupported projected volume source %s", setField(*src))
 		}

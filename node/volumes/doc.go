@@ -13,7 +13,7 @@
 //
 //	<root>/pods/<podUID>/                                  0750, removed by TearDown
 //	    volumes/<plugin>/<volumeName>/                     0750 parents; the volume's own directory:
-//	        kubernetes.io~empty-dir/<name>                 0777, a tmpfs when medium is Memory
+//	        kubernetes.io~empty-dir/<name>                 0777; a tmpfs when medium is Memory, 1777 as the kernel makes it
 //	        kubernetes.io~configmap/<name>                 0755, on disk
 //	        kubernetes.io~secret/<name>                    0755, a tmpfs where the Mounter can mount one
 //	        kubernetes.io~downward-api/<name>              0755, a tmpfs where the Mounter can mount one
@@ -41,9 +41,25 @@
 // timestamped directory ..data does not point to) are removed by the next
 // write.
 //
-// Modes are the volume's defaultMode (0644 when unset) or the item's mode;
-// file ownership is not changed (fsGroup and the projected token's fsUser
-// are not applied).
+// Modes are the volume's defaultMode (0644 when unset) or the item's mode,
+// plus group read when the pod has an fsGroup (see below). The projected
+// token's fsUser is not applied (files stay owned by the node's user).
+//
+// # fsGroup
+//
+// When the pod has spec.securityContext.fsGroup, its emptyDir, configMap,
+// secret, downwardAPI and projected volumes get that group as the
+// kubelet's SetVolumeOwnership gives it: every file and directory is
+// chowned to the group, files get group read-write (emptyDir) or group
+// read (the others) added to their mode, directories also group search and
+// the setgid bit, so that what a container makes there inherits the group.
+// A projected serviceAccountToken is then 0600 plus group read. An
+// emptyDir is changed when it is made (a SetUp that finds its root already
+// with the group and bits changes nothing, whatever fsGroupChangePolicy,
+// as the kubelet changes a new emptyDir only); a data volume is changed at
+// each new version, before it is published. A file that cannot be changed
+// is logged and the volume used as it is, as the kubelet does. hostPath
+// and csi volumes are not changed.
 //
 // # What the Manager guarantees
 //

@@ -110,7 +110,7 @@ func (m *Manager) setUpVolume(ctx context.Context, log *zap.Logger, pod *corev1.
 	s := &v.VolumeSource
 	switch {
 	case s.EmptyDir != nil:
-		return m.setUpEmptyDir(ctx, string(pod.UID), v.Name, s.EmptyDir)
+		return m.setUpEmptyDir(ctx, log, pod, v.Name, s.EmptyDir)
 	case s.HostPath != nil:
 		return setUpHostPath(s.HostPath)
 	case s.CSI != nil:
@@ -133,7 +133,7 @@ func (m *Manager) setUpVolume(ctx context.Context, log *zap.Logger, pod *corev1.
 			return "", err
 		}
 	}
-	written, err := writeAtomic(dir, p, m.clock.Now())
+	written, err := writeAtomic(dir, p, m.clock.Now(), m.dataOwnership(log, pod, dir))
 	if err != nil {
 		return "", fmt.Errorf("write volume files: %w", err)
 	}
@@ -181,7 +181,7 @@ func (m *Manager) Refresh(ctx context.Context, pod *corev1.Pod) error {
 		p, err := m.dataPayload(ctx, pod, v)
 		if err == nil {
 			var written bool
-			if written, err = writeAtomic(dir, p, m.clock.Now()); written {
+			if written, err = writeAtomic(dir, p, m.clock.Now(), m.dataOwnership(log, pod, dir)); written {
 				log.Info("Volume updated", zap.String("volume", v.Name), zap.Int("files", len(p)))
 			}
 		}

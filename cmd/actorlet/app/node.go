@@ -48,6 +48,10 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		return err
 	}
 	kc := nc.kc
+	sysctls, err := sysctlAdmission(kc.AllowedUnsafeSysctls, log)
+	if err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	km, err := kubeletmetrics.New(reg)
@@ -198,10 +202,13 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		}
 		acfg.KubeletAPI = opts
 	}
+	// Sysctls first, then resources: the kubelet's order of admit handlers.
+	acfg.Admission = sysctls
 	if api != nil {
 		acfg.Sources = []agent.PodSource{api.source}
 		acfg.StatusSinks = []actors.StatusSink{api.writer}
-		acfg.Events, acfg.Admission, acfg.EnvSource, acfg.Tokens = api.events, api.admission, api.envSource, api.tokens
+		acfg.Events, acfg.EnvSource, acfg.Tokens = api.events, api.envSource, api.tokens
+		acfg.Admission = actors.JoinAdmitters(sysctls, api.admission)
 	}
 	a, err := agent.Start(ctx, acfg)
 	if err != nil {
