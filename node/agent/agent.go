@@ -301,7 +301,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	deps.LifecycleHooks = cfg.LifecycleHooks
 	a.system = actor.NewActorSystem(cfg.ActorOptions...)
-	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(deps, loader(j), rec), "supervisor")
+	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(runCtx, deps, loader(j), rec), "supervisor")
 	if err != nil {
 		return fail(fmt.Errorf("start supervisor: %w", err))
 	}
