@@ -66,7 +66,9 @@ type podActor struct {
 	timerAt   time.Time
 	sinceSnap int
 	listing   bool
-	stopped   bool
+	// stopped: the pod is finished, or the actor stops or restarts;
+	// inputs and effect results are not decided any more.
+	stopped bool
 	// published: the status was published at least once by this incarnation.
 	published bool
 	// released: the Supervisor was told the pod holds no resources any more.
@@ -309,6 +311,12 @@ func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
 		return
 	}
 	delete(a.inflight, key)
+	if a.stopped {
+		// A result that came back as the actor stops: nothing can be
+		// journaled now (see handle), nor retried; the journal's intent
+		// brings it back on the next start.
+		return
+	}
 	if m.err != nil {
 		n := a.retries[key]
 		a.retries[key] = n + 1
