@@ -111,26 +111,7 @@ func testStopCancels(t *testing.T, op, how string) {
 			return len(ret) == 1
 		})
 	}
-	// Watched before the stop: a watch that reaches a stopping actor is
-	// answered Terminated at once.
-	watching, gone := make(chan struct{}), make(chan struct{})
-	watcher := system.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
-		switch c.Message().(type) {
-		case *actor.Started:
-			c.Watch(sup)
-			close(watching)
-		case *actor.Terminated:
-			close(gone)
-		}
-	}))
-	defer system.Root.Stop(watcher)
-	<-watching
-	system.Root.Stop(sup)
-	select {
-	case <-gone: // the Supervisor and its pod actors are gone
-	case <-time.After(time.Minute): // a guard only: nothing ends the blocked call but its context
-		t.Fatalf("the supervisor's stop waits for the blocked %s", op)
-	}
+	stopAndWait(t, system, sup, "the blocked "+op)
 
 	entered, returned := blocking.state()
 	if entered != 1 || len(returned) != 1 || returned[0] != context.Canceled {
@@ -159,9 +140,12 @@ func testStopCancels(t *testing.T, op, how string) {
 	deps.Status = st2
 	system2 := actor.NewActorSystem()
 	t.Cleanup(system2.Shutdown)
-	if _, err := system2.Root.SpawnNamed(NewSupervisorProps(t.Context(), deps, j.load, rec), "supervisor"); err != nil {
+	sup2, err := system2.Root.SpawnNamed(NewSupervisorProps(t.Context(), deps, j.load, rec), "supervisor")
+	if err != nil {
 		t.Fatal(err)
 	}
+	// Its actors log to t: they are gone before the test ends.
+	defer stopAndWait(t, system2, sup2, "the second start")
 	waitUntil(t, "pod Running after the restart", func() bool {
 		p, _ := phaseOf(st2, "uid-p")
 		return p == corev1.PodRunning
@@ -204,5 +188,31 @@ func assertIntentNoFailure(t *testing.T, j *memJournal, uid, op string) {
 	}
 	if !intent {
 		t.Errorf("the journal of %s lacks the intent of %s: %v", uid, op, fmt.Sprint(j.streams[uid]))
+	}
+}
+
+// stopAndWait stops the Supervisor sup and waits until it and its pod
+// actors are gone; what names what it must not wait for.
+func stopAndWait(t *testing.T, system *actor.ActorSystem, sup *actor.PID, what string) {
+	t.Helper()
+	// Watched before the stop: a watch that reaches a stopping actor is
+	// answered Terminated at once.
+	watching, gone := make(chan struct{}), make(chan struct{})
+	watcher := system.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch c.Message().(type) {
+		case *actor.Started:
+			c.Watch(sup)
+			close(watching)
+		case *actor.Terminated:
+			close(gone)
+		}
+	}))
+	defer system.Root.Stop(watcher)
+	<-watching
+	system.Root.Stop(sup)
+	select {
+	case <-gone: // the Supervisor and its pod actors are gone
+	case <-time.After(time.Minute): // a guard only: the stop must not wait for the runtime
+		t.Fatalf("the supervisor's stop waits for %s", what)
 	}
 }
