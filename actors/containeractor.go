@@ -189,7 +189,13 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 				return res, nil
 			}
 		}
-		err := rt.StartContainer(ctx, e.ID)
+		// Not cancelled by a stop (context.WithoutCancel: the values
+		// stay, the runtime's per-call timeout bounds it): containerd cut
+		// inside its task creation reports the container EXITED
+		// (StartError, exit 128) and strands its task (containerd issue
+		// #11037, see README), so a graceful stop would cost the
+		// container a restart. A start is short; a stop waits for it.
+		err := rt.StartContainer(context.WithoutCancel(ctx), e.ID)
 		if err == nil {
 			res.StartedAtUnixNano = a.deps.Clock.Now().UnixNano()
 			// PostStart runs once, after this start; a start found done

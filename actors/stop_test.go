@@ -216,3 +216,51 @@ func stopAndWait(t *testing.T, system *actor.ActorSystem, sup *actor.PID, what s
 		t.Fatalf("the supervisor's stop waits for %s", what)
 	}
 }
+
+// startRecorder wraps a Runtime and records the state of each
+// StartContainer's context when the call is made.
+type startRecorder struct {
+	Runtime
+	mu     sync.Mutex
+	ctxErr []error
+}
+
+func (r *startRecorder) StartContainer(ctx context.Context, id string) error {
+	r.mu.Lock()
+	r.ctxErr = append(r.ctxErr, ctx.Err())
+	r.mu.Unlock()
+	return r.Runtime.StartContainer(ctx, id)
+}
+
+// TestStartContainerOutlivesStop: a stop does not cut a StartContainer
+// (containerd would leave the container EXITED with a StartError and a
+// stranded task): the start runs on a context the stop does not cancel.
+func TestStartContainerOutlivesStop(t *testing.T) {
+	rt, client := newSim(t)
+	sb, sbCfg := simSandbox(t, client)
+	id, err := client.CreateContainer(t.Context(), sb, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "app", Attempt: 1},
+		Image: &runtimeapi.ImageSpec{Image: "img:1"}}, sbCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &startRecorder{Runtime: client}
+	d := &Deps{Runtime: rec}
+	d.withDefaults()
+	stopping, stop := context.WithCancel(t.Context())
+	stop() // the pod's actor is stopping
+	a := &containerActor{ctx: stopping, uid: "uid-p", deps: d}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "uid-p"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "img:1"}}}}
+	res, err := a.run(stopping, &runEffect{effect: lifecycle.StartContainer{Name: "app", Attempt: 1, ID: id}, pod: pod})
+	if err != nil || res.GetStartedAtUnixNano() == 0 {
+		t.Fatalf("start: %v, result %v", err, res)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.ctxErr) != 1 || rec.ctxErr[0] != nil {
+		t.Fatalf("StartContainer's context: %v, want one live", rec.ctxErr)
+	}
+	if v := rt.Info().Violations; len(v) > 0 {
+		t.Fatalf("CRI misuse: %v", v)
+	}
+}
