@@ -120,7 +120,7 @@ func TestPendingSourceKeepsJournaledPods(t *testing.T) {
 	st := &statusLog{last: map[string]PodUpdate{}}
 	deps := Deps{Journal: j, Runtime: client, Lister: CRILister{Client: client}, Status: st, Logger: zaptest.NewLogger(t)}
 	system := actor.NewActorSystem()
-	sup, err := system.Root.SpawnNamed(NewSupervisorProps(deps, j.load, &Recovery{}), "supervisor")
+	sup, err := system.Root.SpawnNamed(NewSupervisorProps(t.Context(), deps, j.load, &Recovery{}), "supervisor")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestPendingSourceKeepsJournaledPods(t *testing.T) {
 	deps.Status = st2
 	system2 := actor.NewActorSystem()
 	t.Cleanup(system2.Shutdown)
-	sup2, err := system2.Root.SpawnNamed(NewSupervisorProps(deps, j.load, rec), "supervisor")
+	sup2, err := system2.Root.SpawnNamed(NewSupervisorProps(t.Context(), deps, j.load, rec), "supervisor")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,9 @@ type effectDone struct {
 	effect lifecycle.Effect
 	result *pb.EffectResult
 	err    error // non-nil: the effect failed; result describes it
+	// canceled: err came back after the pod's context was cancelled (its
+	// actor or the node is stopping), so it says nothing of the effect.
+	canceled bool
 	// span is the effect's span (invalid: tracing is off).
 	span trace.SpanContext
 }
@@ -53,13 +56,19 @@ type refresh struct{}
 // could not list the runtime.
 type (
 	listed     struct{ obs *pb.RuntimeObserved }
-	listFailed struct{ err error }
+	listFailed struct {
+		err      error
+		canceled bool // the pod's context was cancelled: not a failure
+	}
 )
 
 // containerActor carries out effects for one container (or the sandbox) of
 // one pod, one at a time. It keeps no state: everything it needs comes with
 // the message.
 type containerActor struct {
+	// ctx is its PodActor's: cancelled when that stops or restarts, which
+	// cuts the CRI call in flight short (see effectDone.canceled).
+	ctx  context.Context
 	uid  string
 	deps *Deps
 }
@@ -67,16 +76,20 @@ type containerActor struct {
 func (a *containerActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *runEffect:
-		rctx, sp := a.startEffect(context.Background(), m)
+		rctx, sp := a.startEffect(a.ctx, m)
 		res, err := a.run(rctx, m)
-		ctx.Request(ctx.Parent(), &effectDone{effect: m.effect, result: res, err: err, span: endEffect(sp, res, err)})
+		// Whatever error a call returns once the context is cancelled
+		// (Canceled, or another the cut left behind) is the stop's, not
+		// the effect's.
+		canceled := err != nil && rctx.Err() != nil
+		ctx.Request(ctx.Parent(), &effectDone{effect: m.effect, result: res, err: err, canceled: canceled, span: endEffect(sp, res, err)})
 	case *refresh:
 		if a.deps.Lister == nil {
 			return
 		}
-		obs, err := a.deps.Lister.ListPodObserved(context.Background(), a.uid)
+		obs, err := a.deps.Lister.ListPodObserved(a.ctx, a.uid)
 		if err != nil {
-			ctx.Request(ctx.Parent(), &listFailed{err: err})
+			ctx.Request(ctx.Parent(), &listFailed{err: err, canceled: a.ctx.Err() != nil})
 			return
 		}
 		ctx.Request(ctx.Parent(), &listed{obs: obs})
@@ -176,7 +189,13 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 				return res, nil
 			}
 		}
-		err := rt.StartContainer(ctx, e.ID)
+		// Not cancelled by a stop (context.WithoutCancel: the values
+		// stay, the runtime's per-call timeout bounds it): containerd cut
+		// inside its task creation reports the container EXITED
+		// (StartError, exit 128) and strands its task (containerd issue
+		// #11037, see README), so a graceful stop would cost the
+		// container a restart. A start is short; a stop waits for it.
+		err := rt.StartContainer(context.WithoutCancel(ctx), e.ID)
 		if err == nil {
 			res.StartedAtUnixNano = a.deps.Clock.Now().UnixNano()
 			// PostStart runs once, after this start; a start found done

@@ -174,7 +174,7 @@ func TestSecretValuesNeverJournaled(t *testing.T) {
 	src.PutSecret("default", "api", map[string]string{"KEY": apiKey})
 	st := &statusLog{last: map[string]PodUpdate{}}
 	system := actor.NewActorSystem()
-	sup, err := system.Root.SpawnNamed(NewSupervisorProps(Deps{Journal: j, Runtime: rt, Lister: CRILister{Client: client}, Status: st,
+	sup, err := system.Root.SpawnNamed(NewSupervisorProps(t.Context(), Deps{Journal: j, Runtime: rt, Lister: CRILister{Client: client}, Status: st,
 		EnvSource: src, Lifecycle: fastRetries(), Logger: zaptest.NewLogger(t)}, load, &Recovery{}), "supervisor")
 	if err != nil {
 		t.Fatal(err)

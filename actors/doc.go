@@ -33,4 +33,14 @@
 // outcome to their PodActor. Transient runtime errors (unavailable, timeout)
 // are retried by the PodActor with back-off and never reach the core; only
 // definitive outcomes do. ContainerActors hold no state of their own.
+//
+// Contexts: the Supervisor runs on the context it was made with (the node's
+// lifetime); each PodActor on one derived from it, cancelled when the actor
+// stops or restarts; its ContainerActors' CRI calls, volume set-ups, probes
+// and journal calls on the PodActor's. So a stopping node or pod actor
+// cancels the calls in flight instead of waiting out the runtime's timeout.
+// An effect cut short so has no outcome: it is not journaled, retried nor
+// backed off, and stays outstanding behind its journaled intent for the
+// next start. StartContainer alone is not cancelled (see
+// containerActor.run): cut inside containerd it strands the container.
 package actors

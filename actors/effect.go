@@ -21,6 +21,6 @@ import (
 // the effect failed (cri.Retryable tells a transient failure).
 func RunEffect(ctx context.Context, deps *Deps, uid string, e lifecycle.Effect, pod *corev1.Pod, podIP string, fresh bool) (*pb.EffectResult, error) {
 	deps.withDefaults()
-	a := &containerActor{uid: uid, deps: deps}
+	a := &containerActor{ctx: ctx, uid: uid, deps: deps}
 	return a.run(ctx, &runEffect{effect: e, pod: pod, podIP: podIP, fresh: fresh})
 }

@@ -46,6 +46,14 @@ type podActor struct {
 	deps  *Deps
 	load  Loader
 	state *lifecycle.State
+	// parent is the Supervisor's context; ctx is this incarnation's,
+	// derived from it in Started and cancelled when the actor stops or
+	// restarts. Every I/O of the pod (journal, volumes, probes, and its
+	// ContainerActors' CRI calls) runs on ctx, so a stop cancels the calls
+	// in flight instead of waiting for them (see effectDone.canceled).
+	parent context.Context
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	inflight map[string]bool
 	// done holds keys of effects that succeeded without changing the
@@ -58,7 +66,9 @@ type podActor struct {
 	timerAt   time.Time
 	sinceSnap int
 	listing   bool
-	stopped   bool
+	// stopped: the pod is finished, or the actor stops or restarts;
+	// inputs and effect results are not decided any more.
+	stopped bool
 	// published: the status was published at least once by this incarnation.
 	published bool
 	// released: the Supervisor was told the pod holds no resources any more.
@@ -103,9 +113,11 @@ const (
 	withView
 )
 
-func newPodActor(uid string, deps *Deps, load Loader, initial *lifecycle.State, mode spawnMode) *podActor {
+// newPodActor returns the actor of pod uid; parent is the Supervisor's
+// context, which the actor's own derives from.
+func newPodActor(parent context.Context, uid string, deps *Deps, load Loader, initial *lifecycle.State, mode spawnMode) *podActor {
 	return &podActor{
-		uid: uid, deps: deps, load: load, state: initial, mode: mode,
+		uid: uid, deps: deps, load: load, state: initial, mode: mode, parent: parent,
 		inflight: map[string]bool{}, done: map[string]bool{}, retries: map[string]int{},
 		blocked: map[string]time.Time{}, workers: map[string]*worker{}, fresh: map[string]bool{}, startedHere: map[string]bool{},
 	}
@@ -122,8 +134,15 @@ func (a *podActor) log() *zap.Logger {
 func (a *podActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		a.ctx, a.cancel = context.WithCancel(a.parent)
 		if a.state == nil { // new, or restarted: what is on disk is the truth
-			st, err := a.load(context.Background(), a.uid)
+			st, err := a.load(a.ctx, a.uid)
+			if err != nil && a.ctx.Err() != nil {
+				// Started while the node stops: not a journal failure (no
+				// restart); the actor stays idle until it is stopped.
+				a.stopped = true
+				return
+			}
 			if err != nil {
 				panic(&JournalError{PodUID: a.uid, Err: err})
 			}
@@ -137,6 +156,13 @@ func (a *podActor) Receive(ctx actor.Context) {
 			a.requestList(ctx)
 		}
 	case *actor.Stopping, *actor.Restarting:
+		// First cancel the pod's context: protoactor stops the
+		// ContainerActors next, and waits for them, that is for their
+		// CRI calls in flight, which now return at once. Nothing is
+		// decided or journaled after this (their cancelled results
+		// included): the next incarnation starts from the journal.
+		a.cancel()
+		a.stopped = true
 		a.stopTimer()
 		a.stopProbes()
 		if a.appendRetry != nil {
@@ -164,6 +190,9 @@ func (a *podActor) Receive(ctx actor.Context) {
 		// Without a view nothing may run (see synced): try again soon.
 		a.replied(ctx, ctx.Sender())
 		a.listing = false
+		if m.canceled {
+			return // stopping: nothing to try again
+		}
 		a.log().Warn("cannot list the pod in the runtime; retrying", zap.Error(m.err))
 		self, root := ctx.Self(), ctx.ActorSystem().Root
 		a.deps.Clock.AfterFunc(a.deps.RetryMax/4, func() { root.Send(self, &refreshNow{}) })
@@ -264,10 +293,30 @@ type refreshNow struct{}
 // again before a back-off (per key, doubling from RetryMin to RetryMax); a
 // transient failure (runtime unavailable, timeout) is only retried, a
 // definitive one also goes to the core, which may decide differently.
+//
+// An effect cut short by the pod's context (m.canceled: the actor or the
+// node is stopping) has no outcome: it is neither journaled nor retried nor
+// counted in the back-off. It stays outstanding in the state, whose intent
+// (SandboxRequested, ContainerRequested, ...) the journal holds, and the
+// next incarnation derives it again and looks for what the cut call may
+// have left behind (the write-ahead intent, see DESIGN.md).
 func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
-	a.replied(ctx, ctx.Sender())
+	ours := a.replied(ctx, ctx.Sender())
 	key := m.effect.Key()
+	if m.canceled {
+		if ours {
+			delete(a.inflight, key)
+		}
+		a.log().Debug("effect cancelled: the pod's actor is stopping", zap.String("effect", key), zap.Error(m.err))
+		return
+	}
 	delete(a.inflight, key)
+	if a.stopped {
+		// A result that came back as the actor stops: nothing can be
+		// journaled now (see handle), nor retried; the journal's intent
+		// brings it back on the next start.
+		return
+	}
 	if m.err != nil {
 		n := a.retries[key]
 		a.retries[key] = n + 1
@@ -324,7 +373,15 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 	defer a.endSync()
 	if len(dec.Events) > 0 {
 		appendStart := a.deps.Clock.Now()
-		if err := a.deps.Journal.Append(context.Background(), a.uid, dec.Events...); err != nil {
+		if err := a.deps.Journal.Append(a.ctx, a.uid, dec.Events...); err != nil {
+			if a.ctx.Err() != nil {
+				// Stopping: an append cut short by its context wrote
+				// nothing (Journal.Append). Not a journal failure: the
+				// decision is dropped, and the next start decides again
+				// from what is durable.
+				a.syncFailed(err)
+				return
+			}
 			if a.deps.Fatal != nil && a.deps.Fatal(err) {
 				panic(&JournalError{PodUID: a.uid, Err: err}) // the journal is gone: see podStrategy
 			}
@@ -372,6 +429,9 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 }
 
 func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now time.Time) {
+	if a.ctx.Err() != nil {
+		return // stopping: nothing new starts (see effectDone)
+	}
 	for _, e := range effects {
 		if t, ok := e.(lifecycle.ArmTimer); ok {
 			a.arm(ctx, t.At)
@@ -424,9 +484,9 @@ type worker struct {
 func (a *podActor) toWorker(ctx actor.Context, name string, msg any) {
 	w := a.workers[name]
 	if w == nil {
-		uid, deps := a.uid, a.deps
+		uid, deps, pctx := a.uid, a.deps, a.ctx
 		w = &worker{pid: ctx.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
-			return &containerActor{uid: uid, deps: deps}
+			return &containerActor{ctx: pctx, uid: uid, deps: deps}
 		}), name)}
 		a.workers[name] = w
 	}
@@ -438,17 +498,19 @@ func (a *podActor) toWorker(ctx actor.Context, name string, msg any) {
 }
 
 // replied accounts for a reply of the worker from; an idle worker is stopped.
-// Replies of a previous incarnation's workers are ignored.
-func (a *podActor) replied(ctx actor.Context, from *actor.PID) {
+// Replies of a previous incarnation's workers are ignored: it reports
+// whether from is one of this incarnation's.
+func (a *podActor) replied(ctx actor.Context, from *actor.PID) bool {
 	for name, w := range a.workers {
 		if w.pid.Equal(from) {
 			if w.pending--; w.pending <= 0 {
 				ctx.Stop(w.pid)
 				delete(a.workers, name)
 			}
-			return
+			return true
 		}
 	}
+	return false
 }
 
 func (a *podActor) requestList(ctx actor.Context) {
@@ -506,7 +568,7 @@ func (a *podActor) publish(ctx actor.Context, now time.Time) {
 
 // snapshot compacts the pod's events; a failure is logged and retried later.
 func (a *podActor) snapshot(now time.Time) {
-	err := a.deps.Journal.SaveSnapshot(context.Background(), &pb.Snapshot{
+	err := a.deps.Journal.SaveSnapshot(a.ctx, &pb.Snapshot{
 		Seq: a.state.P.Seq, TimeUnixNano: now.UnixNano(), PodUid: a.uid, State: a.state.P,
 	})
 	if err != nil {
@@ -525,9 +587,11 @@ func (a *podActor) finish(ctx actor.Context) {
 	if a.sinceSnap > 0 {
 		a.snapshot(a.deps.Clock.Now())
 	}
-	// The pod's containers are gone, and so are their volumes and logs.
+	// The pod's containers are gone, and so are their volumes and logs. A
+	// tear-down cut short by a stop is finished by the node's sweep of
+	// orphaned pod directories.
 	if a.deps.Volumes != nil {
-		if err := a.deps.Volumes.TearDown(context.Background(), a.uid); err != nil {
+		if err := a.deps.Volumes.TearDown(a.ctx, a.uid); err != nil {
 			a.log().Warn("tear down the pod's volumes", zap.Error(err))
 		}
 	}

@@ -11,7 +11,7 @@ import (
 // was on its way is recorded as a start (the Started event), not a
 // recovery; the journal's events stay as they are.
 func TestOwnedHereRecordsRacedStartsAsStarts(t *testing.T) {
-	a := newPodActor("uid", &Deps{}, nil, nil, withView)
+	a := newPodActor(t.Context(), "uid", &Deps{}, nil, nil, withView)
 	a.startedHere[lifecycle.StartContainer{ID: "c1"}.Key()] = true
 	a.startedHere[lifecycle.CreateContainer{Name: "app", Attempt: 2}.Key()] = true
 	journaled := []*pb.Envelope{

@@ -101,7 +101,7 @@ func (a *podActor) syncProbes(ctx actor.Context) {
 		}
 		a.prober = a.deps.Probers.ForPod(a.state.Pod, func(r *pb.ProbeResult) { root.Send(self, r) }, observe)
 	}
-	a.prober.Sync(context.Background(), a.podIP(), targets)
+	a.prober.Sync(a.ctx, a.podIP(), targets)
 }
 
 func (a *podActor) stopProbes() {

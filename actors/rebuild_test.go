@@ -73,7 +73,7 @@ func TestLostJournalAdoptsRunningPod(t *testing.T) {
 	system2 := actor.NewActorSystem()
 	t.Cleanup(system2.Shutdown)
 	deps := Deps{Journal: j2, Runtime: client, Lister: CRILister{Client: client}, Status: st2, Rebuilt: rebuilt, Logger: zaptest.NewLogger(t)}
-	if _, err := system2.Root.SpawnNamed(NewSupervisorProps(deps, j2.load, rec), "supervisor"); err != nil {
+	if _, err := system2.Root.SpawnNamed(NewSupervisorProps(t.Context(), deps, j2.load, rec), "supervisor"); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the rebuild reported", func() bool { _, ok := rebuilt.get("uid-web"); return ok })

@@ -80,6 +80,13 @@ type ActivePods struct{}
 // holds no pod state: only which pods are desired by which source, and the
 // PIDs of their actors.
 type supervisor struct {
+	// parent bounds the Supervisor's life (NewSupervisorProps); ctx is
+	// this incarnation's, derived from parent and cancelled when the
+	// Supervisor stops or restarts. Every PodActor's context derives from
+	// ctx, so its end cancels the pods' CRI calls in flight.
+	parent  context.Context
+	ctx     context.Context
+	cancel  context.CancelFunc
 	deps    *Deps
 	load    Loader
 	rec     *Recovery
@@ -111,11 +118,19 @@ type Loader func(ctx context.Context, uid string) (*lifecycle.State, error)
 
 // NewSupervisorProps returns the props of the Supervisor. load reloads a
 // pod's state from the journal (used for pods not in rec and on restarts).
-func NewSupervisorProps(deps Deps, load Loader, rec *Recovery) *actor.Props {
+//
+// ctx bounds the Supervisor's life, as the node's Run context: each
+// PodActor runs on a context derived from it (cancelled when the pod's
+// actor stops or restarts), and so do its ContainerActors' CRI calls,
+// volume set-ups, probes and journal calls. When ctx ends or the
+// Supervisor stops, the calls in flight are cancelled instead of running
+// out their timeouts; an effect cut short so is not a failure: it stays
+// outstanding in the journal and is carried out by the next start.
+func NewSupervisorProps(ctx context.Context, deps Deps, load Loader, rec *Recovery) *actor.Props {
 	deps.withDefaults()
 	d := &deps
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &supervisor{deps: d, rec: rec, load: load, pods: map[string]*actor.PID{}, desired: map[string]map[string]desiredPod{}, awaiting: map[string][]string{}, admitted: newAdmission(d.Admission),
+		return &supervisor{parent: ctx, deps: d, rec: rec, load: load, pods: map[string]*actor.PID{}, desired: map[string]map[string]desiredPod{}, awaiting: map[string][]string{}, admitted: newAdmission(d.Admission),
 			byID: map[string]string{}, respawn: newRespawner(d)}
 	}, actor.WithSupervisor(podStrategy(d)))
 }
@@ -123,9 +138,13 @@ func NewSupervisorProps(deps Deps, load Loader, rec *Recovery) *actor.Props {
 func (s *supervisor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		s.ctx, s.cancel = context.WithCancel(s.parent)
 		s.recover(ctx)
 	case *actor.Stopping:
 		s.stopping = true
+		s.cancel() // before protoactor stops the pod actors: their calls return now
+	case *actor.Restarting:
+		s.cancel()
 	case *actor.Terminated:
 		s.terminated(ctx, m)
 	case *respawnPod:
@@ -252,7 +271,7 @@ func (s *supervisor) spawn(ctx actor.Context, uid string, initial *lifecycle.Sta
 	if pid, ok := s.pods[uid]; ok {
 		return pid
 	}
-	deps, load := s.deps, s.load
+	deps, load, parent := s.deps, s.load, s.ctx
 	first := true
 	props := actor.PropsFromProducer(func() actor.Actor {
 		st, m := initial, mode
@@ -260,7 +279,7 @@ func (s *supervisor) spawn(ctx actor.Context, uid string, initial *lifecycle.Sta
 			st, m = nil, restarted // a restart reloads from disk
 		}
 		first = false
-		return newPodActor(uid, deps, load, st, m)
+		return newPodActor(parent, uid, deps, load, st, m)
 	})
 	// A unique name: the actor of the pod's previous life may still be stopping.
 	pid := ctx.SpawnPrefix(props, uid)

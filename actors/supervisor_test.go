@@ -242,7 +242,7 @@ func startSupervisorWith(t *testing.T, deps Deps, load Loader) *actor.ActorSyste
 	t.Helper()
 	system := actor.NewActorSystem()
 	t.Cleanup(system.Shutdown)
-	if _, err := system.Root.SpawnNamed(NewSupervisorProps(deps, load, &Recovery{}), "supervisor"); err != nil {
+	if _, err := system.Root.SpawnNamed(NewSupervisorProps(t.Context(), deps, load, &Recovery{}), "supervisor"); err != nil {
 		t.Fatal(err)
 	}
 	return system

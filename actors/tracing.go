@@ -122,6 +122,8 @@ func (s *syncTrace) open() trace.Span {
 		if s.link.IsValid() {
 			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: s.link}))
 		}
+		// Background, not the pod's context: a sync's span is a root (its
+		// cause is linked, not a parent), and no I/O runs on this context.
 		_, s.span = s.tracer.Start(context.Background(), s.name, opts...)
 	}
 	return s.span

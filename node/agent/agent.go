@@ -302,7 +302,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	deps.LifecycleHooks = cfg.LifecycleHooks
 	a.system = actor.NewActorSystem(cfg.ActorOptions...)
-	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(deps, loader(j), rec), "supervisor")
+	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(runCtx, deps, loader(j), rec), "supervisor")
 	if err != nil {
 		return fail(fmt.Errorf("start supervisor: %w", err))
 	}
@@ -470,9 +470,10 @@ func (a *Agent) ActivePods(ctx context.Context) ([]string, error) {
 }
 
 // Stop stops the node's actors and closes its journal. Pods keep running in
-// the runtime; a new Agent on the same root dir takes them over. It waits for
-// the actors until ctx is done (an actor in a CRI call stops when the call
-// returns).
+// the runtime; a new Agent on the same root dir takes them over. The CRI
+// calls in flight are cancelled first (the actors run on the Agent's
+// context), so their effects stay outstanding in the journal for the next
+// start; Stop waits for the actors until ctx is done.
 func (a *Agent) Stop(ctx context.Context) error {
 	a.cancel()
 	a.wg.Wait()
@@ -493,18 +494,26 @@ func (a *Agent) Stop(ctx context.Context) error {
 // stopSupervisor stops the Supervisor (and so every pod actor) and waits for
 // it to be gone.
 func (a *Agent) stopSupervisor(ctx context.Context) error {
-	gone := make(chan struct{})
+	watching, gone := make(chan struct{}), make(chan struct{})
 	sup := a.sup
 	watcher := a.system.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
 		switch c.Message().(type) {
 		case *actor.Started:
 			c.Watch(sup)
+			close(watching)
 		case *actor.Terminated:
 			close(gone)
 			c.Stop(c.Self())
 		}
 	}))
 	defer a.system.Root.Stop(watcher)
+	// The watch first: protoactor answers a watch that reaches a stopping
+	// actor with Terminated at once, before its children are gone.
+	select {
+	case <-watching:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	a.system.Root.Stop(sup)
 	select {
 	case <-gone:
