@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -77,7 +78,14 @@ func (a *containerActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *runEffect:
 		rctx, sp := a.startEffect(a.ctx, m)
+		kind, _, _ := strings.Cut(m.effect.Key(), "/")
+		if a.deps.Effects != nil {
+			a.deps.Effects.EffectStarted(kind)
+		}
 		res, err := a.run(rctx, m)
+		if a.deps.Effects != nil {
+			a.deps.Effects.EffectEnded(kind)
+		}
 		// Whatever error a call returns once the context is cancelled
 		// (Canceled, or another the cut left behind) is the stop's, not
 		// the effect's.

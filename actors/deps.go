@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -145,6 +146,13 @@ type Deps struct {
 	OnFatal func(error)
 	// Worker is told how long each input took a PodActor (nil: nobody).
 	Worker WorkerObserver
+	// Effects is told when ContainerActors start and end carrying out an
+	// effect (nil: nobody).
+	Effects EffectObserver
+	// Mailbox, when set, sees every message posted to and handled by the
+	// mailboxes of PodActors and ContainerActors (protoactor's mailbox
+	// statistics): a queue depth gauge.
+	Mailbox actor.MailboxMiddleware
 	// TracerProvider, when set, traces the pods' syncs and effects
 	// (tracing.go); nil traces nothing.
 	TracerProvider trace.TracerProvider
@@ -157,6 +165,24 @@ type Deps struct {
 // one, "sync" for everything else. It must not block.
 // Appended: one append of events to the pod's journal took took (waiting
 // for the group commit's fsync included).
+// EffectObserver is told, from a ContainerActor's goroutine, when it
+// starts and when it ends carrying out an effect, whatever the outcome;
+// kind is the first part of the effect's key ("runsandbox", "create",
+// "start", "stop", "pull", ...). Both must be quick and must not block.
+type EffectObserver interface {
+	EffectStarted(kind string)
+	EffectEnded(kind string)
+}
+
+// mailbox is the props option of a pod's actors: protoactor's default
+// unbounded mailbox, with d.Mailbox's statistics when set.
+func (d *Deps) mailbox() []actor.PropsOption {
+	if d.Mailbox == nil {
+		return nil
+	}
+	return []actor.PropsOption{actor.WithMailbox(actor.Unbounded(d.Mailbox))}
+}
+
 type WorkerObserver interface {
 	Synced(op string, took time.Duration)
 	Appended(events int, took time.Duration)

@@ -487,7 +487,7 @@ func (a *podActor) toWorker(ctx actor.Context, name string, msg any) {
 		uid, deps, pctx := a.uid, a.deps, a.ctx
 		w = &worker{pid: ctx.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
 			return &containerActor{ctx: pctx, uid: uid, deps: deps}
-		}), name)}
+		}, deps.mailbox()...), name)}
 		a.workers[name] = w
 	}
 	if m, ok := msg.(*runEffect); ok {

@@ -280,7 +280,7 @@ func (s *supervisor) spawn(ctx actor.Context, uid string, initial *lifecycle.Sta
 		}
 		first = false
 		return newPodActor(parent, uid, deps, load, st, m)
-	})
+	}, deps.mailbox()...)
 	// A unique name: the actor of the pod's previous life may still be stopping.
 	pid := ctx.SpawnPrefix(props, uid)
 	s.pods[uid] = pid

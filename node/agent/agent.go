@@ -291,8 +291,8 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP, TracerProvider: cfg.TracerProvider,
 		PodConfig: podspec.Options{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
 			MemoryCapacity: cfg.MemoryCapacity, CgroupsPerQOS: cfg.CgroupsPerQOS, CgroupRoot: cfg.CgroupRoot},
-		Worker: km,
-		Fatal:  func(err error) bool { return errors.Is(err, journal.ErrClosed) },
+		Worker: km, Effects: km, Mailbox: km,
+		Fatal: func(err error) bool { return errors.Is(err, journal.ErrClosed) },
 		OnFatal: func(err error) {
 			select {
 			case a.fatal <- err:

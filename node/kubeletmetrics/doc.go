@@ -25,6 +25,9 @@
 //
 //	actorlet_journal_append_duration_seconds   histogram: one pod actor's append, group commit and fsync included
 //	actorlet_journal_append_events             histogram: events per append
+//	actorlet_effects_in_flight{effect}         gauge: effects container actors carry out now (actors.EffectObserver)
+//	actorlet_actor_mailbox_messages            gauge: messages waiting in pod and container actors' mailboxes
+//	                                           (protoactor's actor.MailboxMiddleware)
 //
 // Guarantees: every method is safe for concurrent use and never blocks;
 // nothing is counted for work adopted on recovery (the run that did it

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 
@@ -50,6 +51,7 @@ type Metrics struct {
 	containersPerPod             prometheus.Histogram
 	nodeName                     *prometheus.GaugeVec
 	appendDur, appendEvents      prometheus.Histogram
+	actorFamilies
 }
 
 var (
@@ -58,6 +60,8 @@ var (
 	_ probe.Prober     = CountedProber{}
 
 	_ volumes.OperationObserver = (*Metrics)(nil)
+	_ actors.EffectObserver     = (*Metrics)(nil)
+	_ actor.MailboxMiddleware   = (*Metrics)(nil)
 )
 
 // New makes the families and registers them on reg.
@@ -109,12 +113,13 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		appendEvents: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "actorlet_journal_append_events",
 			Help:    "Events per journal append of a pod actor.",
 			Buckets: []float64{1, 2, 4, 8, 16, 32, 64}}),
+		actorFamilies: newActorFamilies(),
 	}
 	var errs []error
 	for _, c := range []prometheus.Collector{m.runtimeOps, m.runtimeErrs, m.runtimeDur, m.relistDur, m.relistInterval,
 		m.lastSeen, m.startedPods, m.startedPodsErrs, m.startedContainers, m.startedContainersErrs, m.imagePull,
 		m.evictions, m.probes, m.podWorker, m.storageOps, m.terminatedContainers, m.containersPerPod, m.nodeName,
-		m.appendDur, m.appendEvents} {
+		m.appendDur, m.appendEvents, m.effects, m.mailbox} {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
 		}

@@ -158,3 +158,27 @@ type fixedProber struct{ r probe.Result }
 func (f fixedProber) Probe(context.Context, probe.Target, corev1.ProbeHandler, time.Duration) (probe.Result, string) {
 	return f.r, ""
 }
+
+// TestActorGauges checks the effect and mailbox gauges go up and down.
+func TestActorGauges(t *testing.T) {
+	m, err := New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.EffectStarted("runsandbox")
+	m.EffectStarted("runsandbox")
+	m.EffectStarted("pull")
+	m.EffectEnded("runsandbox")
+	if got := testutil.ToFloat64(m.effects.WithLabelValues("runsandbox")); got != 1 {
+		t.Errorf("runsandbox in flight = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(m.effects.WithLabelValues("pull")); got != 1 {
+		t.Errorf("pull in flight = %v, want 1", got)
+	}
+	m.MessagePosted(nil)
+	m.MessagePosted(nil)
+	m.MessageReceived(nil)
+	if got := testutil.ToFloat64(m.mailbox); got != 1 {
+		t.Errorf("mailbox messages = %v, want 1", got)
+	}
+}

@@ -75,6 +75,8 @@ func TestMetricsREADME(t *testing.T) {
 		`kubelet_terminated_containers_total{container_type="container",exit_code="0",reason="Completed"} 1`,
 		`kubelet_containers_per_pod_count_count 2`,
 		`kubelet_node_name{node="node-1"} 1`,
+		// Both sandboxes were made, and nothing is making one now.
+		`actorlet_effects_in_flight{effect="runsandbox"} 0`,
 		`kubelet_started_containers_total{container_type="container"} 2`,
 		`kubelet_image_pull_duration_seconds_count{image_size_in_bytes="0-10MB"} 2`,
 		`kubelet_evictions{eviction_signal="memory.available"} 0`,
