@@ -375,7 +375,7 @@ func (a *containerActor) containerEnv(ctx context.Context, pod *corev1.Pod, c *c
 		}
 		return ips, nil
 	}
-	env, err := podspec.ContainerEnv(ctx, pod, c, podspec.EnvInputs{Source: a.deps.EnvSource, PodIPs: podIPs, HostIPs: hostIPs, Allocatable: a.deps.Allocatable})
+	env, err := podspec.ContainerEnv(ctx, pod, c, podspec.EnvInputs{Source: a.deps.EnvSource, Services: a.deps.Services, PodIPs: podIPs, HostIPs: hostIPs, Allocatable: a.deps.Allocatable})
 	log := a.deps.Logger.With(zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("uid", a.uid), zap.String("container", c.Name))
 	if err != nil {
 		log.Warn("container environment", zap.Error(err))

@@ -97,6 +97,10 @@ type Deps struct {
 	// API server: such a reference then fails the container's creation
 	// with CreateContainerConfigError, unless it is optional.
 	EnvSource podspec.EnvSource
+	// Services, when set, lists the cluster's Services for the
+	// service-link variables of container environments (nil: none, as a
+	// node without an API server).
+	Services podspec.ServiceLister
 	// Volumes, when set, sets up the pods' volumes before their sandbox,
 	// mounts them into containers, and removes them with the pod; with
 	// termination messages. Nil: pods run without volumes.

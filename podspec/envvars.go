@@ -49,6 +49,10 @@ type EnvInputs struct {
 	// to a cpu, memory or ephemeral-storage limit the container does not
 	// set reads it instead, as the kubelet does.
 	Allocatable corev1.ResourceList
+	// Services lists the cluster's Services for the service-link
+	// variables (see serviceEnv). Nil: none, as a kubelet without an API
+	// server.
+	Services ServiceLister
 }
 
 // ContainerEnv is a container's environment as the kubelet builds it
@@ -69,9 +73,10 @@ type EnvInputs struct {
 // *MissingRefError when an object or key does not exist; its message is
 // the kubelet's and names the object, never a value.
 //
-// Service-link variables (FOO_SERVICE_HOST, ... from enableServiceLinks,
-// and KUBERNETES_SERVICE_HOST/PORT) are not generated: this version has no
-// service informer.
+//  3. the service-link variables (FOO_SERVICE_HOST, ..., see serviceEnv)
+//     not defined by 1 or 2; a $(VAR) in an env value may refer to them.
+//     Before the Services have been read once an API pod's container
+//     fails with ErrServicesNotSynced (the kubelet's rule), to be retried.
 //
 // The result holds secret values: keep it in memory and give it only to
 // the runtime.
@@ -153,6 +158,10 @@ type envResolver struct {
 func (r *envResolver) resolve(ctx context.Context) (Env, error) {
 	var e envBuilder
 	var skipped []string
+	svc, err := serviceEnv(ctx, r.pod, r.in.Services)
+	if err != nil {
+		return Env{}, err
+	}
 	for _, from := range r.c.EnvFrom {
 		var data map[string]string
 		switch {
@@ -192,7 +201,7 @@ func (r *envResolver) resolve(ctx context.Context) (Env, error) {
 	for i := range r.c.Env {
 		v := &r.c.Env[i]
 		if v.Value != "" || v.ValueFrom == nil {
-			e.set(v.Name, expand(v.Value, lookupIn(e.vals)))
+			e.set(v.Name, expand(v.Value, lookupIn(e.vals, svc)))
 			continue
 		}
 		val, ok, err := r.valueFrom(ctx, v.ValueFrom)
@@ -201,6 +210,11 @@ func (r *envResolver) resolve(ctx context.Context) (Env, error) {
 		}
 		if ok {
 			e.set(v.Name, val)
+		}
+	}
+	for _, k := range sortedKeys(svc) {
+		if _, defined := e.vals[k]; !defined {
+			e.set(k, svc[k])
 		}
 	}
 	return Env{Vars: e.vars(), Skipped: skipped}, nil

@@ -114,6 +114,9 @@ type Config struct {
 	// EnvSource, when set, reads the ConfigMaps and Secrets container
 	// environments refer to (nil: such references fail unless optional).
 	EnvSource podspec.EnvSource
+	// Services, when set, lists the cluster's Services for the containers'
+	// service-link variables (nil: none).
+	Services podspec.ServiceLister
 	// Allocatable is the node's allocatable resources, what a
 	// resourceFieldRef to a missing limit reads.
 	Allocatable corev1.ResourceList
@@ -286,7 +289,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	deps := actors.Deps{
 		Probers: prober, Hooks: prober, Volumes: vols,
 		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
-		Events: actors.EventSinks{cfg.Events, km, podevents.NewLog(log.Named("pod"))}, Rebuilt: rebuilt, Respawned: respawned, AppendHealth: a.journalHealth, Admission: actors.JoinAdmitters(cfg.Admission, cfg.AdmitHandlers...), EnvSource: cfg.EnvSource, Allocatable: cfg.Allocatable,
+		Events: actors.EventSinks{cfg.Events, km, podevents.NewLog(log.Named("pod"))}, Rebuilt: rebuilt, Respawned: respawned, AppendHealth: a.journalHealth, Admission: actors.JoinAdmitters(cfg.Admission, cfg.AdmitHandlers...), EnvSource: cfg.EnvSource, Services: cfg.Services, Allocatable: cfg.Allocatable,
 		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
 		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP, TracerProvider: cfg.TracerProvider,
 		PodConfig: podspec.Options{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,

@@ -14,7 +14,8 @@ import (
 // a container whose exit code comes from a ConfigMap and whose lifetime
 // comes from a Secret shows both in its status; a reference to a ConfigMap
 // that does not exist yet holds the container in CreateContainerConfigError
-// until it is created, then the container runs.
+// until it is created, then the container runs. A Service's port reaches a
+// container through its service-link variables.
 func TestClusterEnvFromAPI(t *testing.T) {
 	c := needCluster(t)
 	ctx := context.Background()
@@ -26,11 +27,13 @@ func TestClusterEnvFromAPI(t *testing.T) {
 			_ = cms.Delete(ctx, n, metav1.DeleteOptions{})
 		}
 		_ = secrets.Delete(ctx, "exit-timing", metav1.DeleteOptions{})
+		_ = c.admin.CoreV1().Services("default").Delete(ctx, "links-svc", metav1.DeleteOptions{})
 		_ = c.admin.CoreV1().Nodes().Delete(ctx, nodeName, metav1.DeleteOptions{})
 		_ = c.admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, nodeName, metav1.DeleteOptions{})
 	})
 	deleteNodePods(t, c.admin, nodeName)
 	_ = cms.Delete(ctx, "late", metav1.DeleteOptions{})
+	_ = c.admin.CoreV1().Services("default").Delete(ctx, "links-svc", metav1.DeleteOptions{})
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "exit-plan"},
 		Data: map[string]string{"code": "7"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -60,6 +63,27 @@ func TestClusterEnvFromAPI(t *testing.T) {
 		}
 		term := p.Status.ContainerStatuses[0].State.Terminated
 		return term != nil && term.ExitCode == 7, summary(p)
+	})
+
+	// A service-link variable: exit code 42 from the port of a Service in
+	// the pod's namespace, through $(VAR) expansion.
+	if _, err := c.admin.CoreV1().Services("default").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "links-svc"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "answer", Port: 42}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	links := apiPod("env-links", nodeName, corev1.Container{Name: "app", Image: "example.com/app:1",
+		Env: []corev1.EnvVar{{Name: "SIM_EXIT_AFTER", Value: "50ms"}, {Name: "SIM_EXIT_CODE", Value: "$(LINKS_SVC_SERVICE_PORT_ANSWER)"}}})
+	links.Spec.RestartPolicy = corev1.RestartPolicyNever
+	if _, err := pods.Create(ctx, links, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "env-links Failed with exit code 42", func() (bool, string) {
+		p := get("env-links")
+		if p.Status.Phase != corev1.PodFailed || len(p.Status.ContainerStatuses) != 1 {
+			return false, summary(p)
+		}
+		term := p.Status.ContainerStatuses[0].State.Terminated
+		return term != nil && term.ExitCode == 42, summary(p)
 	})
 
 	// A ConfigMap that does not exist yet.

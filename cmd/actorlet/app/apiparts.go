@@ -31,6 +31,7 @@ type apiParts struct {
 	recorder  record.EventRecorder
 	admission actors.Admitter
 	envSource podspec.EnvSource
+	services  *podrefs.Services
 	tokens    *podrefs.Tokens
 	stop      func()
 }
@@ -52,6 +53,10 @@ func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocata
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventKube.CoreV1().Events("")})
 	rec := b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: nodeName})
 	ctx, cancel := context.WithCancel(context.Background())
+	// The Services for the containers' service-link variables, as the
+	// kubelet's informer (headless ones left out).
+	services := podrefs.NewServices(kube)
+	services.Start(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -63,10 +68,12 @@ func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocata
 		writer: w, events: podevents.New(rec), recorder: rec,
 		admission: admit.Resources{Allocatable: allocatable},
 		envSource: podrefs.New(kube),
+		services:  services,
 		tokens:    podrefs.NewTokens(kube),
 		stop: func() {
 			cancel()
 			wg.Wait()
+			services.Shutdown()
 			b.Shutdown()
 		},
 	}, nil

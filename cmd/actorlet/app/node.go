@@ -208,6 +208,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		acfg.Sources = []agent.PodSource{api.source}
 		acfg.StatusSinks = []actors.StatusSink{api.writer}
 		acfg.Events, acfg.EnvSource, acfg.Tokens = api.events, api.envSource, api.tokens
+		acfg.Services = api.services
 		acfg.Admission = actors.JoinAdmitters(sysctls, api.admission)
 	}
 	a, err := agent.Start(ctx, acfg)
