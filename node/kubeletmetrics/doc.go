@@ -18,6 +18,7 @@
 //	kubelet_terminated_containers_total{container_type,exit_code,reason} counter: container exits (once per attempt)
 //	kubelet_containers_per_pod_count                         histogram, ExponentialBuckets(1, 2, 5): accepted pods
 //	kubelet_node_name{node}                                  gauge: 1 (SetNodeName)
+//	kubelet_admission_rejections_total{reason}               counter: rejected pods (the kubelet's reason allowlist)
 //	storage_operation_duration_seconds{volume_plugin,operation_name,status,migrated} histogram: volume set-up and teardown
 //	prober_probe_total{probe_type,result,container,pod,namespace,pod_uid} counter: every probe run
 //

@@ -50,6 +50,7 @@ type Metrics struct {
 	terminatedContainers         *prometheus.CounterVec
 	containersPerPod             prometheus.Histogram
 	nodeName                     *prometheus.GaugeVec
+	admissionRejections          *prometheus.CounterVec
 	appendDur, appendEvents      prometheus.Histogram
 	actorFamilies
 }
@@ -105,6 +106,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Cumulative number of container terminations."}, []string{"container_type", "exit_code", "reason"}),
 		containersPerPod: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "kubelet_containers_per_pod_count",
 			Help: "The number of containers per pod.", Buckets: prometheus.ExponentialBuckets(1, 2, 5)}),
+		admissionRejections: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kubelet_admission_rejections_total",
+			Help: "Cumulative number pod admission rejections by the Kubelet."}, []string{"reason"}),
 		nodeName: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kubelet_node_name",
 			Help: "The node's name. The count is always 1."}, []string{"node"}),
 		appendDur: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "actorlet_journal_append_duration_seconds",
@@ -118,7 +121,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	var errs []error
 	for _, c := range []prometheus.Collector{m.runtimeOps, m.runtimeErrs, m.runtimeDur, m.relistDur, m.relistInterval,
 		m.lastSeen, m.startedPods, m.startedPodsErrs, m.startedContainers, m.startedContainersErrs, m.imagePull,
-		m.evictions, m.probes, m.podWorker, m.storageOps, m.terminatedContainers, m.containersPerPod, m.nodeName,
+		m.evictions, m.probes, m.podWorker, m.storageOps, m.terminatedContainers, m.containersPerPod, m.nodeName, m.admissionRejections,
 		m.appendDur, m.appendEvents, m.effects, m.mailbox} {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
@@ -236,6 +239,12 @@ func (m *Metrics) Recorded(pod *corev1.Pod, events []*pb.Envelope) {
 			// The kubelet observes it when its pod worker takes a new pod.
 			if pod != nil {
 				m.containersPerPod.Observe(float64(len(pod.Spec.Containers)))
+			}
+		case *pb.Event_PodRejected:
+			// A spec no API server would have let in is not an
+			// admission's rejection.
+			if r := e.PodRejected.Reason; r != "InvalidSpec" {
+				m.admissionRejections.WithLabelValues(admissionReason(r)).Inc()
 			}
 		case *pb.Event_ContainerExited:
 			x := e.ContainerExited

@@ -84,6 +84,19 @@ func TestCounts(t *testing.T) {
 		ev(&pb.Event{Kind: &pb.Event_ContainerExited{ContainerExited: &pb.ContainerExited{Name: "app", ExitCode: 137, Reason: "OOMKilled"}}}),
 	})
 	m.SetNodeName("node-1")
+	for _, reason := range []string{"OutOfcpu", "OutOfnvidia.com/gpu", "my-quota", "InvalidSpec", "SysctlForbidden"} {
+		m.Recorded(pod, []*pb.Envelope{ev(&pb.Event{Kind: &pb.Event_PodRejected{PodRejected: &pb.PodRejected{Reason: reason}}})})
+	}
+	if err := testutil.CollectAndCompare(m.admissionRejections, strings.NewReader(`
+# HELP kubelet_admission_rejections_total Cumulative number pod admission rejections by the Kubelet.
+# TYPE kubelet_admission_rejections_total counter
+kubelet_admission_rejections_total{reason="OutOfExtendedResources"} 1
+kubelet_admission_rejections_total{reason="OutOfcpu"} 1
+kubelet_admission_rejections_total{reason="Other"} 1
+kubelet_admission_rejections_total{reason="SysctlForbidden"} 1
+`)); err != nil {
+		t.Error(err)
+	}
 	for name, c := range map[string]prometheus.Collector{
 		"started pods": m.startedPods, "started pod errors": m.startedPodsErrs,
 		"started init containers": m.startedContainers.WithLabelValues("init_container"),

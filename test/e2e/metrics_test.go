@@ -38,7 +38,8 @@ func readmeMetrics(t *testing.T) map[string]string {
 }
 
 // TestMetricsREADME runs a node with a pod that pulls its image, mounts an
-// emptyDir and has a readiness probe, and a pod that completes, and checks that /metrics has every family README.md
+// emptyDir and has a readiness probe, a pod that completes and one the
+// sysctl admission rejects, and checks that /metrics has every family README.md
 // lists, with its type.
 func TestMetricsREADME(t *testing.T) {
 	want := readmeMetrics(t)
@@ -51,7 +52,14 @@ func TestMetricsREADME(t *testing.T) {
 	writeManifest(t, d.manifests, "job.yaml", strings.Replace(strings.Replace(
 		podManifest("job", map[string]string{"SIM_EXIT_AFTER": "0s", "SIM_EXIT_CODE": "0"}),
 		"spec:\n", "spec:\n  restartPolicy: Never\n", 1), "example.com/app:1", "example.com/job:1", 1))
+	// Rejected by the sysctl admission: kernel.msgmax is not in the safe set.
+	writeManifest(t, d.manifests, "unsafe.yaml", strings.Replace(podManifest("unsafe", nil),
+		"spec:\n", "spec:\n  securityContext:\n    sysctls: [{name: kernel.msgmax, value: \"65536\"}]\n", 1))
 	n := startNode(t, s.endpoint, d)
+	waitFor(t, "unsafe Failed with SysctlForbidden", func() (bool, string) {
+		p, ok := n.pods(t)["default/unsafe-node-1"]
+		return ok && p.Status.Phase == corev1.PodFailed && p.Status.Reason == "SysctlForbidden", fmt.Sprintf("%+v", p.Status)
+	})
 	waitFor(t, "job Succeeded", func() (bool, string) {
 		p, ok := n.pods(t)["default/job-node-1"]
 		return ok && p.Status.Phase == corev1.PodSucceeded, "not succeeded"
@@ -75,6 +83,7 @@ func TestMetricsREADME(t *testing.T) {
 		`kubelet_terminated_containers_total{container_type="container",exit_code="0",reason="Completed"} 1`,
 		`kubelet_containers_per_pod_count_count 2`,
 		`kubelet_node_name{node="node-1"} 1`,
+		`kubelet_admission_rejections_total{reason="SysctlForbidden"} 1`,
 		// Both sandboxes were made, and nothing is making one now.
 		`actorlet_effects_in_flight{effect="runsandbox"} 0`,
 		`kubelet_started_containers_total{container_type="container"} 2`,
