@@ -54,9 +54,9 @@ const messagePodLevelResize = "In-place pod-level resources resize is not suppor
 // for unset. The result's key names them, and they are journaled as
 // ContainerResized.
 type UpdateContainerResources struct {
-	Name                      string
-	ID                        string
-	CPURequest, CPULimit      string
+	Name                       string
+	ID                         string
+	CPURequest, CPULimit       string
 	MemoryRequest, MemoryLimit string
 }
 
