@@ -19,6 +19,7 @@ import (
 //
 //	allocatable cpu=2 memory=1Gi   the node's allocatable (Config.Allocatable)
 //	resources                      each container's allocatedResources and resources in the status
+//	generations                    the status' observedGeneration and its conditions'
 //
 // Rewrite the expected output with: go test ./actors/lifecycle -run ResizeTranscripts -rewrite
 func TestResizeTranscripts(t *testing.T) {
@@ -59,6 +60,15 @@ func (h *harness) runResize(d *datadriven.TestData) (string, error) {
 			}
 			b.WriteByte('\n')
 		}
+		return b.String(), nil
+	case "generations":
+		st := lifecycle.Status(h.state, lifecycle.StatusEnv{RuntimeName: "sim", Now: h.now})
+		var b strings.Builder
+		fmt.Fprintf(&b, "status=%d", st.ObservedGeneration)
+		for _, c := range st.Conditions {
+			fmt.Fprintf(&b, " %s=%d", c.Type, c.ObservedGeneration)
+		}
+		b.WriteByte('\n')
 		return b.String(), nil
 	}
 	return h.run(d)

@@ -26,6 +26,14 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 		st.HostIPs = []corev1.HostIP{{IP: env.HostIP}}
 	}
 	p := s.P
+	var gen int64
+	if d := s.Desired(); d != nil {
+		// As the kubelet (PodObservedGenerationTracking, GA): the status
+		// and its conditions are of the pod's generation, the spec
+		// journaled last.
+		gen = d.Generation
+		st.ObservedGeneration = gen
+	}
 	if p.Rejected {
 		st.Reason, st.Message = p.Reason, p.Message
 		return st
@@ -91,7 +99,7 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 		since = metav1.NewTime(time.Unix(0, p.AcceptedAtUnixNano))
 	}
 	cond := func(t corev1.PodConditionType, ok bool, reason, message string) corev1.PodCondition {
-		c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, LastTransitionTime: since}
+		c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, LastTransitionTime: since, ObservedGeneration: gen}
 		if ok {
 			c.Status = corev1.ConditionTrue
 		} else {
@@ -123,7 +131,7 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 	if p.Evicted {
 		// The kubelet marks the pods it evicts as disrupted.
 		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
-			Reason: "TerminationByKubelet", Message: p.FailMessage, LastTransitionTime: since})
+			Reason: "TerminationByKubelet", Message: p.FailMessage, LastTransitionTime: since, ObservedGeneration: gen})
 	}
 	if p.Terminated && p.FinalPhase != "" {
 		st.Phase = corev1.PodPhase(p.FinalPhase)
