@@ -72,6 +72,9 @@ type decider struct {
 	events []*pb.Envelope
 	// strayCount is the number of stray runtime objects seen by the last plan.
 	strayCount int
+	// resizeVerdict: the node admission's verdict on the pod's resize that
+	// came with this input (a PodDesired), if any.
+	resizeVerdict *pb.PodDesired
 }
 
 func (d *decider) emit(ev *pb.Event) {
@@ -110,6 +113,9 @@ func (d *decider) react(in Input) {
 }
 
 func (d *decider) desired(in *pb.PodDesired) {
+	if in.ResizeJudged {
+		d.resizeVerdict = in
+	}
 	p := d.s.P
 	if p.Terminating && !p.Removed {
 		return // wanted again while going: the Supervisor asks again once it is gone

@@ -22,9 +22,15 @@ import (
 //   - The resize is then decided, level-triggered, for a pod that runs: it
 //     is allocated (PodResizeAllocated) when it fits, or left pending
 //     (PodResizePending): Infeasible when it never can be done here,
-//     Deferred when it does not fit the node's allocatable. As in v1.37,
-//     requests beyond what the node has are Deferred, not Infeasible (the
-//     kubelet's resource-fit admission reason, OutOfcpu, maps to Deferred).
+//     Deferred when it does not fit. It fits when the node's admission
+//     (the Supervisor's, which holds the other pods' allocations) judged it
+//     to fit beside the other pods (PodDesired.resize_judged), or, with no
+//     admission, when the pod's requests are within the node's allocatable
+//     (Config.Allocatable). As in v1.37, requests beyond what the node has
+//     are Deferred, not Infeasible (the kubelet's resource-fit reasons,
+//     OutOfcpu, ..., map to Deferred). A resize the admission deferred
+//     stays so until it is judged again (when a pod gives back what it
+//     held, or the spec changes).
 //   - A running container whose allocation differs from what it was last
 //     given (ContainerRecord.applied) gets it with UpdateContainerResources
 //     (ContainerResized), or, when its resizePolicy says RestartContainer for
@@ -32,8 +38,7 @@ import (
 //     (ContainerResizeRestarting), whatever the pod's restartPolicy and
 //     without back-off.
 //
-// Left out: the other pods' allocations (the core sees one pod; the fit is
-// against the node's allocatable alone, see Config.Allocatable), pod-level
+// Left out: pod-level
 // resources (a change of spec.resources is Infeasible), the memory-limit
 // decrease check against the container's usage, and the order in which
 // the kubelet applies decreases before increases and the pod's cgroup
@@ -235,12 +240,14 @@ func applyPodResizePending(s *State, ev *pb.PodResizePending, at int64) {
 	p := s.P
 	if ev.Reason == "" {
 		p.ResizePendingReason, p.ResizePendingMessage, p.ResizePendingGeneration, p.ResizePendingAtUnixNano = "", "", 0, 0
+		p.ResizePendingJudged = false
 		return
 	}
 	if p.ResizePendingReason == "" {
 		p.ResizePendingAtUnixNano = at
 	}
 	p.ResizePendingReason, p.ResizePendingMessage, p.ResizePendingGeneration = ev.Reason, ev.Message, ev.Generation
+	p.ResizePendingJudged = ev.Judged
 }
 
 func applyPodResizeAllocated(s *State, ev *pb.PodResizeAllocated, at int64) {
@@ -249,6 +256,7 @@ func applyPodResizeAllocated(s *State, ev *pb.PodResizeAllocated, at int64) {
 		delete(p.Allocated, name)
 	}
 	p.ResizePendingReason, p.ResizePendingMessage, p.ResizePendingGeneration, p.ResizePendingAtUnixNano = "", "", 0, 0
+	p.ResizePendingJudged = false
 	p.ResizeGeneration, p.ResizeAtUnixNano, p.ResizeError = ev.Generation, at, ""
 	if s.desired != nil {
 		s.setSpec(s.desired)
@@ -303,6 +311,15 @@ func (d *decider) allocateResize() {
 		return
 	}
 	reason, msg := d.resizeFit(desired)
+	judged := false
+	switch v := d.resizeVerdict; {
+	case reason != "":
+	case v != nil && v.ResizeReason != "":
+		// The kubelet's resource-fit reasons (OutOfcpu, ...) are Deferred.
+		reason, msg, judged = corev1.PodReasonDeferred, v.ResizeMessage, true
+	case v == nil && p.ResizePendingJudged && p.ResizePendingReason == corev1.PodReasonDeferred:
+		return // deferred by the node's admission: it stays so until judged again
+	}
 	if reason == "" {
 		names := make([]string, 0, len(p.Allocated))
 		for name := range p.Allocated {
@@ -313,9 +330,9 @@ func (d *decider) allocateResize() {
 			Containers: names, Generation: desired.Generation}}})
 		return
 	}
-	if reason != p.ResizePendingReason || msg != p.ResizePendingMessage || desired.Generation != p.ResizePendingGeneration {
+	if reason != p.ResizePendingReason || msg != p.ResizePendingMessage || desired.Generation != p.ResizePendingGeneration || judged != p.ResizePendingJudged {
 		d.emit(&pb.Event{Kind: &pb.Event_PodResizePending{PodResizePending: &pb.PodResizePending{
-			Reason: reason, Message: msg, Generation: desired.Generation}}})
+			Reason: reason, Message: msg, Generation: desired.Generation, Judged: judged}}})
 	}
 }
 

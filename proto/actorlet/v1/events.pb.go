@@ -2638,10 +2638,13 @@ func (x *PodUpdated) GetRestart() []string {
 // the pod's metadata.generation; an empty reason withdraws it (the spec went
 // back to the allocation).
 type PodResizePending struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Reason        string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
-	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	Generation    int64                  `protobuf:"varint,3,opt,name=generation,proto3" json:"generation,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Reason     string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message    string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Generation int64                  `protobuf:"varint,3,opt,name=generation,proto3" json:"generation,omitempty"`
+	// judged: Deferred by the node's admission (the other pods hold the
+	// room), which judges it again when a pod gives back what it held.
+	Judged        bool `protobuf:"varint,4,opt,name=judged,proto3" json:"judged,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2695,6 +2698,13 @@ func (x *PodResizePending) GetGeneration() int64 {
 		return x.Generation
 	}
 	return 0
+}
+
+func (x *PodResizePending) GetJudged() bool {
+	if x != nil {
+		return x.Judged
+	}
+	return false
 }
 
 // PodResizeAllocated: the node accepted the pod's resize: the named
@@ -3252,8 +3262,10 @@ type PodState struct {
 	// and PodResizeAllocated above (the conditions' lastTransitionTime).
 	ResizePendingAtUnixNano int64 `protobuf:"varint,48,opt,name=resize_pending_at_unix_nano,json=resizePendingAtUnixNano,proto3" json:"resize_pending_at_unix_nano,omitempty"`
 	ResizeAtUnixNano        int64 `protobuf:"varint,49,opt,name=resize_at_unix_nano,json=resizeAtUnixNano,proto3" json:"resize_at_unix_nano,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// resize_pending_judged: PodResizePending.judged.
+	ResizePendingJudged bool `protobuf:"varint,50,opt,name=resize_pending_judged,json=resizePendingJudged,proto3" json:"resize_pending_judged,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *PodState) Reset() {
@@ -3536,6 +3548,13 @@ func (x *PodState) GetResizeAtUnixNano() int64 {
 		return x.ResizeAtUnixNano
 	}
 	return 0
+}
+
+func (x *PodState) GetResizePendingJudged() bool {
+	if x != nil {
+		return x.ResizePendingJudged
+	}
+	return false
 }
 
 // StageHookRecord is one step of the pod at which the node's lifecycle
@@ -4285,13 +4304,14 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x1f\n" +
 	"\vspec_digest\x18\x02 \x01(\tR\n" +
 	"specDigest\x12\x18\n" +
-	"\arestart\x18\x03 \x03(\tR\arestart\"d\n" +
+	"\arestart\x18\x03 \x03(\tR\arestart\"|\n" +
 	"\x10PodResizePending\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x03 \x01(\x03R\n" +
-	"generation\"T\n" +
+	"generation\x12\x16\n" +
+	"\x06judged\x18\x04 \x01(\bR\x06judged\"T\n" +
 	"\x12PodResizeAllocated\x12\x1e\n" +
 	"\n" +
 	"containers\x18\x01 \x03(\tR\n" +
@@ -4329,7 +4349,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\rPodTerminated\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\"\f\n" +
 	"\n" +
-	"PodRemoved\"\xcd\x0e\n" +
+	"PodRemoved\"\x81\x0f\n" +
 	"\bPodState\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x19\n" +
@@ -4375,7 +4395,8 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\fresize_error\x18. \x01(\tR\vresizeError\x12N\n" +
 	"\x17allocated_pod_resources\x18/ \x01(\v2\x16.actorlet.v1.ResourcesR\x15allocatedPodResources\x12<\n" +
 	"\x1bresize_pending_at_unix_nano\x180 \x01(\x03R\x17resizePendingAtUnixNano\x12-\n" +
-	"\x13resize_at_unix_nano\x181 \x01(\x03R\x10resizeAtUnixNano\x1a[\n" +
+	"\x13resize_at_unix_nano\x181 \x01(\x03R\x10resizeAtUnixNano\x122\n" +
+	"\x15resize_pending_judged\x182 \x01(\bR\x13resizePendingJudged\x1a[\n" +
 	"\x0fContainersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
 	"\x05value\x18\x02 \x01(\v2\x1c.actorlet.v1.ContainerRecordR\x05value:\x028\x01\x1a[\n" +
