@@ -38,11 +38,11 @@ import (
 //     (ContainerResizeRestarting), whatever the pod's restartPolicy and
 //     without back-off.
 //
-// Left out: pod-level
-// resources (a change of spec.resources is Infeasible), the memory-limit
-// decrease check against the container's usage, and the order in which
-// the kubelet applies decreases before increases and the pod's cgroup
-// before its containers'.
+// Left out: pod-level resources (a change of spec.resources is
+// Infeasible), the memory-limit decrease check against the container's
+// usage, and the order in which the kubelet applies decreases before
+// increases and the pod's cgroup before its containers' (actorlet sets no
+// limits on a pod's cgroup).
 
 // KillResize is the kill reason of a running container restarted to take
 // its new allocation (resizePolicy RestartContainer).
