@@ -310,15 +310,20 @@ func (d *decider) allocateResize() {
 		}
 		return
 	}
-	reason, msg := d.resizeFit(desired)
+	var reason, msg string
 	judged := false
 	switch v := d.resizeVerdict; {
-	case reason != "":
+	case p.AllocatedPodResources != nil:
+		reason, msg = corev1.PodReasonInfeasible, messagePodLevelResize
 	case v != nil && v.ResizeReason != "":
 		// The kubelet's resource-fit reasons (OutOfcpu, ...) are Deferred.
 		reason, msg, judged = corev1.PodReasonDeferred, v.ResizeMessage, true
-	case v == nil && p.ResizePendingJudged && p.ResizePendingReason == corev1.PodReasonDeferred:
+	case v != nil:
+		// Judged to fit beside the other pods.
+	case p.ResizePendingJudged && p.ResizePendingReason == corev1.PodReasonDeferred:
 		return // deferred by the node's admission: it stays so until judged again
+	default:
+		reason, msg = d.allocatableFit(desired)
 	}
 	if reason == "" {
 		names := make([]string, 0, len(p.Allocated))
@@ -336,14 +341,11 @@ func (d *decider) allocateResize() {
 	}
 }
 
-// resizeFit is the kubelet's verdict on the resized pod: "" when it can be
-// allocated; Infeasible for what this node never does (a pod-level
-// resources resize); Deferred, with the kubelet's resource-fit message,
-// when the pod's requests exceed the node's allocatable CPU or memory.
-func (d *decider) resizeFit(desired *corev1.Pod) (reason, message string) {
-	if d.s.P.AllocatedPodResources != nil {
-		return corev1.PodReasonInfeasible, messagePodLevelResize
-	}
+// allocatableFit is the verdict on a resize no admission judged: Deferred,
+// with the kubelet's resource-fit message (without the other pods' use,
+// which the core does not know), when the pod's requests exceed the node's
+// allocatable CPU or memory; "" when it fits.
+func (d *decider) allocatableFit(desired *corev1.Pod) (reason, message string) {
 	want := resourcehelper.PodRequests(desired, resourcehelper.PodResourcesOptions{})
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		capacity, limited := d.cfg.Allocatable[name]
