@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,7 +16,8 @@ import (
 // An in-place resize gives the running container the Linux resources of
 // its allocation (the effect's CPU and memory over the pod's spec), as the
 // runtime then reports them, without restarting it; done again, it changes
-// nothing. A container that is gone fails the effect.
+// nothing. A memory limit below the container's usage is refused. A
+// container that is gone fails the effect.
 func TestUpdateContainerResourcesEffect(t *testing.T) {
 	rt, client := newSim(t)
 	ctx := context.Background()
@@ -54,13 +56,24 @@ func TestUpdateContainerResourcesEffect(t *testing.T) {
 			t.Fatalf("try %d: the container was disturbed: %v", try, st)
 		}
 	}
+	// Lowered to or below what the container uses: refused, as the kubelet
+	// refuses it; the container keeps its limit.
+	low := e
+	low.MemoryRequest, low.MemoryLimit = "10Ki", "10Ki"
+	res, err := a.run(ctx, &runEffect{effect: low, pod: pod})
+	if err == nil || !res.GetFailed() || !strings.Contains(res.GetMessage(), `cannot decrease memory limits: attempting to set container "app" memory limit (10240) below current usage (`) {
+		t.Fatalf("memory limit below usage: %v, result %v", err, res)
+	}
+	if st, _ := client.ContainerStatus(ctx, id); st.GetResources().GetLinux().GetMemoryLimitInBytes() != 512<<20 {
+		t.Fatalf("a refused resize changed the limit: %v", st.GetResources())
+	}
 	if err := client.StopContainer(ctx, id, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := client.RemoveContainer(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.run(ctx, &runEffect{effect: e, pod: pod})
+	res, err = a.run(ctx, &runEffect{effect: e, pod: pod})
 	if err == nil || !res.GetFailed() || res.GetReason() != "ResizeError" {
 		t.Fatalf("resize of a removed container: %v, result %v", err, res)
 	}

@@ -39,8 +39,7 @@ import (
 //     without back-off.
 //
 // Left out: pod-level resources (a change of spec.resources is
-// Infeasible), the memory-limit decrease check against the container's
-// usage, and the order in which the kubelet applies decreases before
+// Infeasible), and the order in which the kubelet applies decreases before
 // increases and the pod's cgroup before its containers' (actorlet sets no
 // limits on a pod's cgroup).
 
