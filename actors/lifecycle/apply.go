@@ -250,6 +250,8 @@ func Apply(s *State, env *pb.Envelope) {
 		applyContainerResizeFailed(s, e.ContainerResizeFailed)
 	case *pb.Event_ContainerResizeRestarting:
 		applyContainerResizeRestarting(s, e.ContainerResizeRestarting)
+	case *pb.Event_PodResizeCompleted:
+		applyPodResizeCompleted(s)
 	case *pb.Event_PodInitialized:
 		s.P.InitializedSandbox = e.PodInitialized.SandboxId
 	case *pb.Event_ProbeChanged:

@@ -102,6 +102,7 @@ func (d *decider) planRun(fx *effects) {
 		}
 	}
 	d.planResize(fx)
+	d.completeResize()
 	d.collectDead(fx)
 }
 

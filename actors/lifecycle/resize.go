@@ -256,9 +256,23 @@ func applyPodResizeAllocated(s *State, ev *pb.PodResizeAllocated, at int64) {
 	}
 	p.ResizePendingReason, p.ResizePendingMessage, p.ResizePendingGeneration, p.ResizePendingAtUnixNano = "", "", 0, 0
 	p.ResizePendingJudged = false
-	p.ResizeGeneration, p.ResizeAtUnixNano, p.ResizeError = ev.Generation, at, ""
+	p.ResizeGeneration, p.ResizeAtUnixNano, p.ResizeError, p.ResizeInProgress = ev.Generation, at, "", true
 	if s.desired != nil {
 		s.setSpec(s.desired)
+	}
+}
+
+func applyPodResizeCompleted(s *State) {
+	s.P.ResizeInProgress, s.P.ResizeError = false, ""
+}
+
+// completeResize journals PodResizeCompleted once every running container
+// has the allocation of the last PodResizeAllocated (the kubelet clears its
+// PodResizeInProgress condition then, and records ResizeCompleted).
+func (d *decider) completeResize() {
+	if d.s.P.ResizeInProgress && !resizeInProgress(d.s) {
+		d.emit(&pb.Event{Kind: &pb.Event_PodResizeCompleted{PodResizeCompleted: &pb.PodResizeCompleted{
+			Generation: d.s.P.ResizeGeneration}}})
 	}
 }
 

@@ -246,7 +246,8 @@ func resizeConditions(s *State) []corev1.PodCondition {
 }
 
 // resizeInProgress reports whether a running container has not been given
-// its allocation yet, or is being restarted for it.
+// its allocation yet, or is being restarted for it (killed, and not
+// started again yet).
 func resizeInProgress(s *State) bool {
 	if s.Pod == nil || s.P.Terminating {
 		return false
@@ -254,10 +255,11 @@ func resizeInProgress(s *State) bool {
 	for _, cs := range [][]corev1.Container{s.Pod.Spec.InitContainers, s.Pod.Spec.Containers} {
 		for i := range cs {
 			r := s.P.Containers[cs[i].Name]
-			if r == nil || r.Phase != pb.ContainerPhase_CONTAINER_RUNNING {
-				continue
-			}
-			if r.KillReason == KillResize || (r.Applied != nil && !sameResources(r.Applied, resourcesOf(&cs[i].Resources))) {
+			switch {
+			case r == nil:
+			case r.KillReason == KillResize:
+				return true // killed for the resize, not started again yet
+			case r.Phase == pb.ContainerPhase_CONTAINER_RUNNING && r.Applied != nil && !sameResources(r.Applied, resourcesOf(&cs[i].Resources)):
 				return true
 			}
 		}

@@ -12,23 +12,26 @@ import (
 // The kubelet's in-place resize event reasons.
 const (
 	ResizeStarted    = "ResizeStarted"
+	ResizeCompleted  = "ResizeCompleted"
 	ResizeDeferred   = "ResizeDeferred"
 	ResizeInfeasible = "ResizeInfeasible"
 	ResizeError      = "ResizeError"
 )
 
 // resizeEvents are the kubelet's events of a resize: ResizeStarted when it
-// is allocated, ResizeDeferred or ResizeInfeasible when it is left pending
+// is allocated, ResizeCompleted when every running container has it, ResizeDeferred or ResizeInfeasible when it is left pending
 // (journaled again only when the reason or the generation changes, as the
 // kubelet records them), ResizeError when the runtime refused it. Their
 // messages are the kubelet's: a prefix, then the pod's allocation as JSON.
 // pod is the pod as allocated after the event, so a pending resize's
 // message carries the generation and why, not the containers (the kubelet
-// lists the resources asked for there). ResizeCompleted is not recorded.
+// lists the resources asked for there).
 func resizeEvents(pod *corev1.Pod, ev *pb.Event) []Event {
 	switch e := ev.GetKind().(type) {
 	case *pb.Event_PodResizeAllocated:
 		return []Event{{corev1.EventTypeNormal, ResizeStarted, resizeMessage("Pod resize started", pod, e.PodResizeAllocated.Generation, "", true), ""}}
+	case *pb.Event_PodResizeCompleted:
+		return []Event{{corev1.EventTypeNormal, ResizeCompleted, resizeMessage("Pod resize completed", pod, e.PodResizeCompleted.Generation, "", true), ""}}
 	case *pb.Event_PodResizePending:
 		p := e.PodResizePending
 		reason := ResizeDeferred

@@ -31,6 +31,7 @@ func TestResizeEvents(t *testing.T) {
 		env(&pb.Event{Kind: &pb.Event_PodResizeAllocated{PodResizeAllocated: &pb.PodResizeAllocated{Containers: []string{"c0"}, Generation: 2}}}),
 		env(&pb.Event{Kind: &pb.Event_ContainerResizeFailed{ContainerResizeFailed: &pb.ContainerResizeFailed{Name: "c0", Message: "refused"}}}),
 		env(&pb.Event{Kind: &pb.Event_ContainerResized{ContainerResized: &pb.ContainerResized{Name: "c0"}}}),
+		env(&pb.Event{Kind: &pb.Event_PodResizeCompleted{PodResizeCompleted: &pb.PodResizeCompleted{Generation: 2}}}),
 	})
 	close(fake.Events)
 	var got []string
@@ -42,6 +43,7 @@ func TestResizeEvents(t *testing.T) {
 		`Warning ResizeInfeasible Pod resize Infeasible: {"generation":3,"error":"no"}`,
 		`Normal ResizeStarted Pod resize started: {"containers":[{"name":"c0","resources":{"limits":{"cpu":"100m","memory":"100"},"requests":{"cpu":"100m","memory":"100"}}}],"generation":2}`,
 		`Warning ResizeError Pod resize error: {"containers":[{"name":"c0","resources":{"limits":{"cpu":"100m","memory":"100"},"requests":{"cpu":"100m","memory":"100"}}}],"generation":2,"error":"refused"}`,
+		`Normal ResizeCompleted Pod resize completed: {"containers":[{"name":"c0","resources":{"limits":{"cpu":"100m","memory":"100"},"requests":{"cpu":"100m","memory":"100"}}}],"generation":2}`,
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events:\n%q\nwant\n%q", got, want)

@@ -385,6 +385,7 @@ type Event struct {
 	//	*Event_ContainerResized
 	//	*Event_ContainerResizeFailed
 	//	*Event_ContainerResizeRestarting
+	//	*Event_PodResizeCompleted
 	//	*Event_HookRequested
 	//	*Event_HookDecided
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
@@ -708,6 +709,15 @@ func (x *Event) GetContainerResizeRestarting() *ContainerResizeRestarting {
 	return nil
 }
 
+func (x *Event) GetPodResizeCompleted() *PodResizeCompleted {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_PodResizeCompleted); ok {
+			return x.PodResizeCompleted
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetHookRequested() *HookRequested {
 	if x != nil {
 		if x, ok := x.Kind.(*Event_HookRequested); ok {
@@ -854,6 +864,10 @@ type Event_ContainerResizeRestarting struct {
 	ContainerResizeRestarting *ContainerResizeRestarting `protobuf:"bytes,31,opt,name=container_resize_restarting,json=containerResizeRestarting,proto3,oneof"`
 }
 
+type Event_PodResizeCompleted struct {
+	PodResizeCompleted *PodResizeCompleted `protobuf:"bytes,32,opt,name=pod_resize_completed,json=podResizeCompleted,proto3,oneof"`
+}
+
 type Event_HookRequested struct {
 	// 40 and up: the node's lifecycle hooks (user code; see HookRequested).
 	HookRequested *HookRequested `protobuf:"bytes,40,opt,name=hook_requested,json=hookRequested,proto3,oneof"`
@@ -924,6 +938,8 @@ func (*Event_ContainerResized) isEvent_Kind() {}
 func (*Event_ContainerResizeFailed) isEvent_Kind() {}
 
 func (*Event_ContainerResizeRestarting) isEvent_Kind() {}
+
+func (*Event_PodResizeCompleted) isEvent_Kind() {}
 
 func (*Event_HookRequested) isEvent_Kind() {}
 
@@ -2965,6 +2981,52 @@ func (x *ContainerResizeRestarting) GetContainerId() string {
 	return ""
 }
 
+// PodResizeCompleted: every running container has the allocation of the
+// last PodResizeAllocated (of generation): the resize is over.
+type PodResizeCompleted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Generation    int64                  `protobuf:"varint,1,opt,name=generation,proto3" json:"generation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodResizeCompleted) Reset() {
+	*x = PodResizeCompleted{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodResizeCompleted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodResizeCompleted) ProtoMessage() {}
+
+func (x *PodResizeCompleted) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodResizeCompleted.ProtoReflect.Descriptor instead.
+func (*PodResizeCompleted) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *PodResizeCompleted) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
 // Resources are a container's CPU and memory requests and limits, as
 // resource.Quantity strings ("" = unset).
 type Resources struct {
@@ -2979,7 +3041,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	mi := &file_actorlet_v1_events_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2991,7 +3053,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	mi := &file_actorlet_v1_events_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3004,7 +3066,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{32}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Resources) GetCpuRequest() string {
@@ -3044,7 +3106,7 @@ type SandboxStopped struct {
 
 func (x *SandboxStopped) Reset() {
 	*x = SandboxStopped{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[33]
+	mi := &file_actorlet_v1_events_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3056,7 +3118,7 @@ func (x *SandboxStopped) String() string {
 func (*SandboxStopped) ProtoMessage() {}
 
 func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[33]
+	mi := &file_actorlet_v1_events_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3069,7 +3131,7 @@ func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStopped.ProtoReflect.Descriptor instead.
 func (*SandboxStopped) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{33}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SandboxStopped) GetSandboxId() string {
@@ -3088,7 +3150,7 @@ type SandboxRemoved struct {
 
 func (x *SandboxRemoved) Reset() {
 	*x = SandboxRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[34]
+	mi := &file_actorlet_v1_events_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3100,7 +3162,7 @@ func (x *SandboxRemoved) String() string {
 func (*SandboxRemoved) ProtoMessage() {}
 
 func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[34]
+	mi := &file_actorlet_v1_events_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3113,7 +3175,7 @@ func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRemoved.ProtoReflect.Descriptor instead.
 func (*SandboxRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{34}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SandboxRemoved) GetSandboxId() string {
@@ -3132,7 +3194,7 @@ type PodTerminated struct {
 
 func (x *PodTerminated) Reset() {
 	*x = PodTerminated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[35]
+	mi := &file_actorlet_v1_events_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3144,7 +3206,7 @@ func (x *PodTerminated) String() string {
 func (*PodTerminated) ProtoMessage() {}
 
 func (x *PodTerminated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[35]
+	mi := &file_actorlet_v1_events_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3157,7 +3219,7 @@ func (x *PodTerminated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodTerminated.ProtoReflect.Descriptor instead.
 func (*PodTerminated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{35}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PodTerminated) GetPhase() string {
@@ -3175,7 +3237,7 @@ type PodRemoved struct {
 
 func (x *PodRemoved) Reset() {
 	*x = PodRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[36]
+	mi := &file_actorlet_v1_events_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3187,7 +3249,7 @@ func (x *PodRemoved) String() string {
 func (*PodRemoved) ProtoMessage() {}
 
 func (x *PodRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[36]
+	mi := &file_actorlet_v1_events_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3200,7 +3262,7 @@ func (x *PodRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRemoved.ProtoReflect.Descriptor instead.
 func (*PodRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{36}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{37}
 }
 
 // PodState is the pod as the journal knows it: the fold of its events.
@@ -3264,13 +3326,16 @@ type PodState struct {
 	ResizeAtUnixNano        int64 `protobuf:"varint,49,opt,name=resize_at_unix_nano,json=resizeAtUnixNano,proto3" json:"resize_at_unix_nano,omitempty"`
 	// resize_pending_judged: PodResizePending.judged.
 	ResizePendingJudged bool `protobuf:"varint,50,opt,name=resize_pending_judged,json=resizePendingJudged,proto3" json:"resize_pending_judged,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// resize_in_progress: a PodResizeAllocated not yet followed by its
+	// PodResizeCompleted.
+	ResizeInProgress bool `protobuf:"varint,51,opt,name=resize_in_progress,json=resizeInProgress,proto3" json:"resize_in_progress,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PodState) Reset() {
 	*x = PodState{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[37]
+	mi := &file_actorlet_v1_events_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3282,7 +3347,7 @@ func (x *PodState) String() string {
 func (*PodState) ProtoMessage() {}
 
 func (x *PodState) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[37]
+	mi := &file_actorlet_v1_events_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3295,7 +3360,7 @@ func (x *PodState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodState.ProtoReflect.Descriptor instead.
 func (*PodState) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{37}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PodState) GetUid() string {
@@ -3557,6 +3622,13 @@ func (x *PodState) GetResizePendingJudged() bool {
 	return false
 }
 
+func (x *PodState) GetResizeInProgress() bool {
+	if x != nil {
+		return x.ResizeInProgress
+	}
+	return false
+}
+
 // StageHookRecord is one step of the pod at which the node's lifecycle
 // hooks are asked: its latest try and, once decided, that try's outcome.
 type StageHookRecord struct {
@@ -3579,7 +3651,7 @@ type StageHookRecord struct {
 
 func (x *StageHookRecord) Reset() {
 	*x = StageHookRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[38]
+	mi := &file_actorlet_v1_events_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3591,7 +3663,7 @@ func (x *StageHookRecord) String() string {
 func (*StageHookRecord) ProtoMessage() {}
 
 func (x *StageHookRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[38]
+	mi := &file_actorlet_v1_events_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3604,7 +3676,7 @@ func (x *StageHookRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageHookRecord.ProtoReflect.Descriptor instead.
 func (*StageHookRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{38}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *StageHookRecord) GetStage() string {
@@ -3696,7 +3768,7 @@ type SandboxRecord struct {
 
 func (x *SandboxRecord) Reset() {
 	*x = SandboxRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[39]
+	mi := &file_actorlet_v1_events_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3708,7 +3780,7 @@ func (x *SandboxRecord) String() string {
 func (*SandboxRecord) ProtoMessage() {}
 
 func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[39]
+	mi := &file_actorlet_v1_events_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3721,7 +3793,7 @@ func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRecord.ProtoReflect.Descriptor instead.
 func (*SandboxRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{39}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SandboxRecord) GetAttempt() uint32 {
@@ -3829,7 +3901,7 @@ type ContainerRecord struct {
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[40]
+	mi := &file_actorlet_v1_events_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3841,7 +3913,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[40]
+	mi := &file_actorlet_v1_events_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3854,7 +3926,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{40}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ContainerRecord) GetName() string {
@@ -4046,7 +4118,7 @@ type Termination struct {
 
 func (x *Termination) Reset() {
 	*x = Termination{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[41]
+	mi := &file_actorlet_v1_events_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4058,7 +4130,7 @@ func (x *Termination) String() string {
 func (*Termination) ProtoMessage() {}
 
 func (x *Termination) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[41]
+	mi := &file_actorlet_v1_events_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4071,7 +4143,7 @@ func (x *Termination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Termination.ProtoReflect.Descriptor instead.
 func (*Termination) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{41}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Termination) GetContainerId() string {
@@ -4132,7 +4204,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12$\n" +
 	"\x0etime_unix_nano\x18\x03 \x01(\x03R\ftimeUnixNano\x12\x17\n" +
 	"\apod_uid\x18\x04 \x01(\tR\x06podUid\x12+\n" +
-	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\x85\x13\n" +
+	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\xda\x13\n" +
 	"\x05Event\x12=\n" +
 	"\fpod_accepted\x18\x01 \x01(\v2\x18.actorlet.v1.PodAcceptedH\x00R\vpodAccepted\x12=\n" +
 	"\fpod_rejected\x18\x02 \x01(\v2\x18.actorlet.v1.PodRejectedH\x00R\vpodRejected\x12=\n" +
@@ -4169,7 +4241,8 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x14pod_resize_allocated\x18\x1c \x01(\v2\x1f.actorlet.v1.PodResizeAllocatedH\x00R\x12podResizeAllocated\x12L\n" +
 	"\x11container_resized\x18\x1d \x01(\v2\x1d.actorlet.v1.ContainerResizedH\x00R\x10containerResized\x12\\\n" +
 	"\x17container_resize_failed\x18\x1e \x01(\v2\".actorlet.v1.ContainerResizeFailedH\x00R\x15containerResizeFailed\x12h\n" +
-	"\x1bcontainer_resize_restarting\x18\x1f \x01(\v2&.actorlet.v1.ContainerResizeRestartingH\x00R\x19containerResizeRestarting\x12C\n" +
+	"\x1bcontainer_resize_restarting\x18\x1f \x01(\v2&.actorlet.v1.ContainerResizeRestartingH\x00R\x19containerResizeRestarting\x12S\n" +
+	"\x14pod_resize_completed\x18  \x01(\v2\x1f.actorlet.v1.PodResizeCompletedH\x00R\x12podResizeCompleted\x12C\n" +
 	"\x0ehook_requested\x18( \x01(\v2\x1a.actorlet.v1.HookRequestedH\x00R\rhookRequested\x12=\n" +
 	"\fhook_decided\x18) \x01(\v2\x18.actorlet.v1.HookDecidedH\x00R\vhookDecidedB\x06\n" +
 	"\x04kind\"a\n" +
@@ -4333,7 +4406,11 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\amessage\x18\x03 \x01(\tR\amessage\"R\n" +
 	"\x19ContainerResizeRestarting\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
-	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\"\x93\x01\n" +
+	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\"4\n" +
+	"\x12PodResizeCompleted\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x01 \x01(\x03R\n" +
+	"generation\"\x93\x01\n" +
 	"\tResources\x12\x1f\n" +
 	"\vcpu_request\x18\x01 \x01(\tR\n" +
 	"cpuRequest\x12\x1b\n" +
@@ -4349,7 +4426,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\rPodTerminated\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\"\f\n" +
 	"\n" +
-	"PodRemoved\"\x81\x0f\n" +
+	"PodRemoved\"\xaf\x0f\n" +
 	"\bPodState\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x19\n" +
@@ -4396,7 +4473,8 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x17allocated_pod_resources\x18/ \x01(\v2\x16.actorlet.v1.ResourcesR\x15allocatedPodResources\x12<\n" +
 	"\x1bresize_pending_at_unix_nano\x180 \x01(\x03R\x17resizePendingAtUnixNano\x12-\n" +
 	"\x13resize_at_unix_nano\x181 \x01(\x03R\x10resizeAtUnixNano\x122\n" +
-	"\x15resize_pending_judged\x182 \x01(\bR\x13resizePendingJudged\x1a[\n" +
+	"\x15resize_pending_judged\x182 \x01(\bR\x13resizePendingJudged\x12,\n" +
+	"\x12resize_in_progress\x183 \x01(\bR\x10resizeInProgress\x1a[\n" +
 	"\x0fContainersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
 	"\x05value\x18\x02 \x01(\v2\x1c.actorlet.v1.ContainerRecordR\x05value:\x028\x01\x1a[\n" +
@@ -4497,7 +4575,7 @@ func file_actorlet_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_actorlet_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_actorlet_v1_events_proto_goTypes = []any{
 	(ProbeKind)(0),                    // 0: actorlet.v1.ProbeKind
 	(SandboxPhase)(0),                 // 1: actorlet.v1.SandboxPhase
@@ -4534,23 +4612,24 @@ var file_actorlet_v1_events_proto_goTypes = []any{
 	(*ContainerResized)(nil),          // 32: actorlet.v1.ContainerResized
 	(*ContainerResizeFailed)(nil),     // 33: actorlet.v1.ContainerResizeFailed
 	(*ContainerResizeRestarting)(nil), // 34: actorlet.v1.ContainerResizeRestarting
-	(*Resources)(nil),                 // 35: actorlet.v1.Resources
-	(*SandboxStopped)(nil),            // 36: actorlet.v1.SandboxStopped
-	(*SandboxRemoved)(nil),            // 37: actorlet.v1.SandboxRemoved
-	(*PodTerminated)(nil),             // 38: actorlet.v1.PodTerminated
-	(*PodRemoved)(nil),                // 39: actorlet.v1.PodRemoved
-	(*PodState)(nil),                  // 40: actorlet.v1.PodState
-	(*StageHookRecord)(nil),           // 41: actorlet.v1.StageHookRecord
-	(*SandboxRecord)(nil),             // 42: actorlet.v1.SandboxRecord
-	(*ContainerRecord)(nil),           // 43: actorlet.v1.ContainerRecord
-	(*Termination)(nil),               // 44: actorlet.v1.Termination
-	nil,                               // 45: actorlet.v1.PodState.ContainersEntry
-	nil,                               // 46: actorlet.v1.PodState.StageHooksEntry
-	nil,                               // 47: actorlet.v1.PodState.AllocatedEntry
+	(*PodResizeCompleted)(nil),        // 35: actorlet.v1.PodResizeCompleted
+	(*Resources)(nil),                 // 36: actorlet.v1.Resources
+	(*SandboxStopped)(nil),            // 37: actorlet.v1.SandboxStopped
+	(*SandboxRemoved)(nil),            // 38: actorlet.v1.SandboxRemoved
+	(*PodTerminated)(nil),             // 39: actorlet.v1.PodTerminated
+	(*PodRemoved)(nil),                // 40: actorlet.v1.PodRemoved
+	(*PodState)(nil),                  // 41: actorlet.v1.PodState
+	(*StageHookRecord)(nil),           // 42: actorlet.v1.StageHookRecord
+	(*SandboxRecord)(nil),             // 43: actorlet.v1.SandboxRecord
+	(*ContainerRecord)(nil),           // 44: actorlet.v1.ContainerRecord
+	(*Termination)(nil),               // 45: actorlet.v1.Termination
+	nil,                               // 46: actorlet.v1.PodState.ContainersEntry
+	nil,                               // 47: actorlet.v1.PodState.StageHooksEntry
+	nil,                               // 48: actorlet.v1.PodState.AllocatedEntry
 }
 var file_actorlet_v1_events_proto_depIdxs = []int32{
 	5,  // 0: actorlet.v1.Envelope.event:type_name -> actorlet.v1.Event
-	40, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
+	41, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
 	6,  // 2: actorlet.v1.Event.pod_accepted:type_name -> actorlet.v1.PodAccepted
 	7,  // 3: actorlet.v1.Event.pod_rejected:type_name -> actorlet.v1.PodRejected
 	8,  // 4: actorlet.v1.Event.image_pulled:type_name -> actorlet.v1.ImagePulled
@@ -4565,10 +4644,10 @@ var file_actorlet_v1_events_proto_depIdxs = []int32{
 	18, // 13: actorlet.v1.Event.container_exited:type_name -> actorlet.v1.ContainerExited
 	19, // 14: actorlet.v1.Event.back_off_started:type_name -> actorlet.v1.BackOffStarted
 	21, // 15: actorlet.v1.Event.pod_terminating:type_name -> actorlet.v1.PodTerminating
-	36, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
-	37, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
-	38, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
-	39, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
+	37, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
+	38, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
+	39, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
+	40, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
 	20, // 20: actorlet.v1.Event.container_removed:type_name -> actorlet.v1.ContainerRemoved
 	13, // 21: actorlet.v1.Event.sandbox_lost:type_name -> actorlet.v1.SandboxLost
 	22, // 22: actorlet.v1.Event.active_deadline_exceeded:type_name -> actorlet.v1.ActiveDeadlineExceeded
@@ -4582,27 +4661,28 @@ var file_actorlet_v1_events_proto_depIdxs = []int32{
 	32, // 30: actorlet.v1.Event.container_resized:type_name -> actorlet.v1.ContainerResized
 	33, // 31: actorlet.v1.Event.container_resize_failed:type_name -> actorlet.v1.ContainerResizeFailed
 	34, // 32: actorlet.v1.Event.container_resize_restarting:type_name -> actorlet.v1.ContainerResizeRestarting
-	25, // 33: actorlet.v1.Event.hook_requested:type_name -> actorlet.v1.HookRequested
-	26, // 34: actorlet.v1.Event.hook_decided:type_name -> actorlet.v1.HookDecided
-	0,  // 35: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
-	42, // 36: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
-	42, // 37: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
-	45, // 38: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
-	46, // 39: actorlet.v1.PodState.stage_hooks:type_name -> actorlet.v1.PodState.StageHooksEntry
-	47, // 40: actorlet.v1.PodState.allocated:type_name -> actorlet.v1.PodState.AllocatedEntry
-	35, // 41: actorlet.v1.PodState.allocated_pod_resources:type_name -> actorlet.v1.Resources
-	1,  // 42: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
-	2,  // 43: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
-	44, // 44: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
-	35, // 45: actorlet.v1.ContainerRecord.applied:type_name -> actorlet.v1.Resources
-	43, // 46: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
-	41, // 47: actorlet.v1.PodState.StageHooksEntry.value:type_name -> actorlet.v1.StageHookRecord
-	35, // 48: actorlet.v1.PodState.AllocatedEntry.value:type_name -> actorlet.v1.Resources
-	49, // [49:49] is the sub-list for method output_type
-	49, // [49:49] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	35, // 33: actorlet.v1.Event.pod_resize_completed:type_name -> actorlet.v1.PodResizeCompleted
+	25, // 34: actorlet.v1.Event.hook_requested:type_name -> actorlet.v1.HookRequested
+	26, // 35: actorlet.v1.Event.hook_decided:type_name -> actorlet.v1.HookDecided
+	0,  // 36: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
+	43, // 37: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
+	43, // 38: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
+	46, // 39: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
+	47, // 40: actorlet.v1.PodState.stage_hooks:type_name -> actorlet.v1.PodState.StageHooksEntry
+	48, // 41: actorlet.v1.PodState.allocated:type_name -> actorlet.v1.PodState.AllocatedEntry
+	36, // 42: actorlet.v1.PodState.allocated_pod_resources:type_name -> actorlet.v1.Resources
+	1,  // 43: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
+	2,  // 44: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
+	45, // 45: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
+	36, // 46: actorlet.v1.ContainerRecord.applied:type_name -> actorlet.v1.Resources
+	44, // 47: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
+	42, // 48: actorlet.v1.PodState.StageHooksEntry.value:type_name -> actorlet.v1.StageHookRecord
+	36, // 49: actorlet.v1.PodState.AllocatedEntry.value:type_name -> actorlet.v1.Resources
+	50, // [50:50] is the sub-list for method output_type
+	50, // [50:50] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_actorlet_v1_events_proto_init() }
@@ -4642,6 +4722,7 @@ func file_actorlet_v1_events_proto_init() {
 		(*Event_ContainerResized)(nil),
 		(*Event_ContainerResizeFailed)(nil),
 		(*Event_ContainerResizeRestarting)(nil),
+		(*Event_PodResizeCompleted)(nil),
 		(*Event_HookRequested)(nil),
 		(*Event_HookDecided)(nil),
 	}
@@ -4651,7 +4732,7 @@ func file_actorlet_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actorlet_v1_events_proto_rawDesc), len(file_actorlet_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   45,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
