@@ -2,6 +2,7 @@ package actors
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 )
 
 // Admitter decides whether a pod new to the node may run beside the pods
@@ -95,4 +96,59 @@ func (a *admission) admit(pod *corev1.Pod) (reason, message string) {
 		a.pods[uid] = pod
 	}
 	return reason, message
+}
+
+// resize judges the new spec of a pod the node holds (an in-place resize)
+// beside the other pods it holds, as the kubelet's allocation manager
+// admits a resize: the pod's own place is not counted against it. When it
+// fits, the pod holds its new requests from then on; when it does not, it
+// keeps holding what it held. judged is false when there is no admitter
+// or the pod is not held (the core then fits it to allocatable alone). A
+// pod-level resources change is not judged to hold anything: the core
+// finds it Infeasible.
+func (a *admission) resize(pod *corev1.Pod) (judged bool, reason, message string) {
+	uid := string(pod.UID)
+	held, ok := a.pods[uid]
+	if a.admitter == nil || !ok || pod.DeletionTimestamp != nil {
+		return false, "", ""
+	}
+	if !resizing(held, pod) || !apiequality.Semantic.DeepEqual(held.Spec.Resources, pod.Spec.Resources) {
+		return true, "", ""
+	}
+	others := make([]*corev1.Pod, 0, len(a.pods))
+	for other, p := range a.pods {
+		if other != uid {
+			others = append(others, p)
+		}
+	}
+	if reason, message = a.admitter.Admit(pod, others); reason == "" {
+		a.pods[uid] = pod
+	}
+	return true, reason, message
+}
+
+// pendingResize reports whether pod, held, asks for other container
+// resources than it holds: a resize not judged to fit yet.
+func (a *admission) pendingResize(pod *corev1.Pod) bool {
+	held, ok := a.pods[string(pod.UID)]
+	return ok && a.admitter != nil && pod.DeletionTimestamp == nil && resizing(held, pod)
+}
+
+// resizing reports whether a container of pod asks for other resources
+// than the same container of held.
+func resizing(held, pod *corev1.Pod) bool {
+	before := map[string]*corev1.ResourceRequirements{}
+	for _, cs := range [][]corev1.Container{held.Spec.InitContainers, held.Spec.Containers} {
+		for i := range cs {
+			before[cs[i].Name] = &cs[i].Resources
+		}
+	}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			if b, ok := before[cs[i].Name]; ok && !apiequality.Semantic.DeepEqual(*b, cs[i].Resources) {
+				return true
+			}
+		}
+	}
+	return false
 }

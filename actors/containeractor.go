@@ -275,6 +275,10 @@ func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResul
 		}
 	case lifecycle.RunHook:
 		a.runLifecycleHook(ctx, e, m.pod, res)
+	case lifecycle.UpdateContainerResources:
+		if err := a.updateResources(ctx, m.pod, e); err != nil {
+			return fail(res, "ResizeError", err)
+		}
 	default:
 		return fail(res, "Unknown", fmt.Errorf("unknown effect %T", e))
 	}
@@ -520,6 +524,8 @@ func effectWorker(e lifecycle.Effect) string {
 	case lifecycle.StopContainer:
 		return "c-" + e.Name
 	case lifecycle.RemoveContainer:
+		return "c-" + e.Name
+	case lifecycle.UpdateContainerResources:
 		return "c-" + e.Name
 	case lifecycle.RunHook:
 		return "hooks"

@@ -36,6 +36,7 @@ type Runtime interface {
 	RemoveContainer(ctx context.Context, id string) error
 	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
 	ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error)
+	UpdateContainerResources(ctx context.Context, id string, linux *runtimeapi.LinuxContainerResources) error
 	PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error)
 	ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec) (*runtimeapi.Image, error)
 }

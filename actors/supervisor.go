@@ -155,9 +155,11 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		s.observed(ctx, m)
 	case *podReleased:
 		s.admitted.release(m.uid)
+		s.retryResizes(ctx)
 	case *podRemoved:
 		delete(s.pods, m.uid)
 		s.admitted.release(m.uid)
+		s.retryResizes(ctx)
 		s.respawn.forget(m.uid)
 		// Wanted again while it was going (a manifest removed and put back):
 		// a new actor gives it a new life.
@@ -176,6 +178,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		// give it the sources' latest wish again (it is idempotent).
 		if name, d, ok := s.wish(m.uid); ok {
 			msg, _ := desiredMsg(d.pod, name)
+			s.judgeResize(msg, d.pod)
 			ctx.Respond(msg)
 			return
 		}
@@ -221,6 +224,7 @@ func (s *supervisor) recover(ctx actor.Context) {
 			if st := rec.States[uid]; st == nil || st.P.Removed {
 				msg.RejectReason, msg.RejectMessage = s.admitted.admit(pod)
 			}
+			s.judgeResize(msg, pod)
 			want[uid] = msg
 		}
 	}
@@ -302,6 +306,7 @@ func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {
 			continue // its next actor asks for the latest wish
 		}
 		if pid, ok := s.pods[uid]; ok {
+			s.judgeResize(msg, pod)
 			ctx.Send(pid, msg)
 			continue
 		}

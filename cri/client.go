@@ -465,6 +465,16 @@ func (c *Client) RemoveContainer(ctx context.Context, id string) error {
 	}))
 }
 
+// UpdateContainerResources gives a container new Linux resources (an
+// in-place resize). A container that does not exist is an error (NotFound):
+// it was not resized.
+func (c *Client) UpdateContainerResources(ctx context.Context, id string, linux *runtimeapi.LinuxContainerResources) error {
+	return c.call(ctx, "UpdateContainerResources", id, c.timeout, func(ctx context.Context) error {
+		_, err := c.runtime.UpdateContainerResources(ctx, &runtimeapi.UpdateContainerResourcesRequest{ContainerId: id, Linux: linux})
+		return err
+	})
+}
+
 // ListContainers lists containers matching filter (nil: all, including other tenants').
 // The items are summaries: exit codes and timestamps other than CreatedAt need ContainerStatus.
 func (c *Client) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {

@@ -305,6 +305,14 @@ func ContainerConfig(pod *corev1.Pod, c *corev1.Container, attempt uint32, env E
 	return cfg
 }
 
+// UpdateContainerResourcesRequest asks the runtime to give the running
+// container id the Linux resources of c (CPU shares, quota and period,
+// memory limit, OOM score adjustment): those ContainerConfig creates a
+// container of c with, as the kubelet's in-place resize sends them.
+func UpdateContainerResourcesRequest(pod *corev1.Pod, c *corev1.Container, id string, o Options) *runtimeapi.UpdateContainerResourcesRequest {
+	return &runtimeapi.UpdateContainerResourcesRequest{ContainerId: id, Linux: resources(pod, c, o.MemoryCapacity)}
+}
+
 func resources(pod *corev1.Pod, c *corev1.Container, memoryCapacity int64) *runtimeapi.LinuxContainerResources {
 	r := &runtimeapi.LinuxContainerResources{OomScoreAdj: ContainerOOMScoreAdj(pod, c, memoryCapacity)}
 	if cpu, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {

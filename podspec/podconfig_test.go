@@ -57,6 +57,32 @@ func TestContainerConfigLogPathAndResources(t *testing.T) {
 	}
 }
 
+// The update request of an in-place resize carries the Linux resources a
+// container of the resized spec is created with, OOM score included.
+func TestUpdateContainerResourcesRequest(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+		}}}}}
+	o := Options{MemoryCapacity: 4 << 30}
+	c := &pod.Spec.Containers[0]
+	req := UpdateContainerResourcesRequest(pod, c, "c1", o)
+	if req.ContainerId != "c1" {
+		t.Errorf("ContainerId = %q", req.ContainerId)
+	}
+	r := req.Linux
+	if r.CpuShares != 512 || r.CpuQuota != 150000 || r.CpuPeriod != 100000 || r.MemoryLimitInBytes != 256<<20 {
+		t.Errorf("resources = %v", r)
+	}
+	if want := ContainerConfig(pod, c, 1, Env{}, o).Linux.Resources; !proto.Equal(r, want) {
+		t.Errorf("update resources %v differ from the create's %v", r, want)
+	}
+	if r.OomScoreAdj != ContainerOOMScoreAdj(pod, c, o.MemoryCapacity) || r.OomScoreAdj <= 2 {
+		t.Errorf("OomScoreAdj = %d, want the Burstable score of a 128Mi request", r.OomScoreAdj)
+	}
+}
+
 func TestPodHostname(t *testing.T) {
 	yes := true
 	long := strings.Repeat("a", 62) + "-b"

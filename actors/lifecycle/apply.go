@@ -33,9 +33,9 @@ func Apply(s *State, env *pb.Envelope) {
 		s.P.Source = ev.Source
 		s.P.AcceptedAtUnixNano = at
 		if pod, err := DecodePod(ev.PodJson); err == nil {
-			s.Pod = pod
+			s.setSpec(pod)
 		} else {
-			s.Pod = nil
+			s.Pod, s.desired = nil, nil
 			s.P.Rejected = true
 			s.P.Reason = "InvalidSpec"
 			s.P.Message = err.Error()
@@ -48,7 +48,7 @@ func Apply(s *State, env *pb.Envelope) {
 		if len(ev.PodJson) > 0 && len(s.P.PodJson) == 0 {
 			s.P.PodJson = ev.PodJson
 			if pod, err := DecodePod(ev.PodJson); err == nil {
-				s.Pod = pod
+				s.setSpec(pod)
 			}
 		}
 		if s.P.AcceptedAtUnixNano == 0 {
@@ -126,6 +126,9 @@ func Apply(s *State, env *pb.Envelope) {
 		r.Phase = pb.ContainerPhase_CONTAINER_REQUESTED
 		r.WaitingReason, r.WaitingMessage = "", ""
 		r.StartedAtUnixNano, r.FinishedAtUnixNano, r.CreatedAtUnixNano = 0, 0, 0
+		if c := s.specContainer(ev.Name); c != nil {
+			r.Applied = resourcesOf(&c.Resources) // created with its allocation
+		}
 	case *pb.Event_ContainerCreated:
 		ev := e.ContainerCreated
 		r := s.container(ev.Name)
@@ -237,6 +240,18 @@ func Apply(s *State, env *pb.Envelope) {
 		s.P.FailReason, s.P.FailMessage = ev.Reason, ev.Message
 	case *pb.Event_PodUpdated:
 		applyPodUpdated(s, e.PodUpdated)
+	case *pb.Event_PodResizePending:
+		applyPodResizePending(s, e.PodResizePending, at)
+	case *pb.Event_PodResizeAllocated:
+		applyPodResizeAllocated(s, e.PodResizeAllocated, at)
+	case *pb.Event_ContainerResized:
+		applyContainerResized(s, e.ContainerResized)
+	case *pb.Event_ContainerResizeFailed:
+		applyContainerResizeFailed(s, e.ContainerResizeFailed)
+	case *pb.Event_ContainerResizeRestarting:
+		applyContainerResizeRestarting(s, e.ContainerResizeRestarting)
+	case *pb.Event_PodResizeCompleted:
+		applyPodResizeCompleted(s)
 	case *pb.Event_PodInitialized:
 		s.P.InitializedSandbox = e.PodInitialized.SandboxId
 	case *pb.Event_ProbeChanged:

@@ -1,6 +1,10 @@
 package lifecycle
 
-import "time"
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // Config holds the tunables of the lifecycle. The zero value is not usable;
 // start from DefaultConfig.
@@ -21,6 +25,10 @@ type Config struct {
 	// HookStages are the stages at which the node's lifecycle hooks are
 	// asked (see Stage); empty: none, and no hook event is journaled.
 	HookStages StageSet
+	// Allocatable is the node's allocatable resources: an in-place resize
+	// whose pod requests more CPU or memory than it holds is Deferred. Nil:
+	// not checked.
+	Allocatable corev1.ResourceList
 }
 
 // DefaultConfig returns the kubelet's defaults: back-off 10s doubling to 5m,

@@ -72,6 +72,9 @@ type decider struct {
 	events []*pb.Envelope
 	// strayCount is the number of stray runtime objects seen by the last plan.
 	strayCount int
+	// resizeVerdict: the node admission's verdict on the pod's resize that
+	// came with this input (a PodDesired), if any.
+	resizeVerdict *pb.PodDesired
 }
 
 func (d *decider) emit(ev *pb.Event) {
@@ -110,6 +113,9 @@ func (d *decider) react(in Input) {
 }
 
 func (d *decider) desired(in *pb.PodDesired) {
+	if in.ResizeJudged {
+		d.resizeVerdict = in
+	}
 	p := d.s.P
 	if p.Terminating && !p.Removed {
 		return // wanted again while going: the Supervisor asks again once it is gone
@@ -303,7 +309,7 @@ func (d *decider) exited(r *pb.ContainerRecord, code int32, reason, msg string, 
 		return
 	}
 	prev := time.Duration(r.NextBackoffNanos)
-	if started != 0 && time.Duration(finished-started) >= d.cfg.BackoffReset || r.KillReason == KillSpecChanged {
+	if started != 0 && time.Duration(finished-started) >= d.cfg.BackoffReset || restartKill(r.KillReason) {
 		prev = 0
 	}
 	d.backoff(r, time.Unix(0, finished), prev, "CrashLoopBackOff",
@@ -342,8 +348,8 @@ func restartWanted(s *State, r *pb.ContainerRecord) bool {
 	if s.Pod == nil || s.P.DeadlineExceeded {
 		return false
 	}
-	if r.KillReason == KillSpecChanged {
-		return true // restarted with its new spec, whatever the policy
+	if restartKill(r.KillReason) {
+		return true // restarted with its new spec or allocation, whatever the policy
 	}
 	if c := s.initSpec(r.Name); c != nil {
 		switch {
@@ -469,6 +475,8 @@ func (d *decider) result(res *pb.EffectResult) {
 		}
 	case "hook":
 		d.hookResult(rest, res)
+	case "resize":
+		d.resizeResult(rest, res)
 	case "rmcontainer":
 		if res.Failed {
 			return

@@ -53,6 +53,9 @@ func (d *decider) planRun(fx *effects) {
 		d.planDeadlineKill(fx)
 		return
 	}
+	if !finished(d.s, d.now) {
+		d.allocateResize()
+	}
 	d.retireOldSandboxes(fx)
 	cur := p.Sandbox
 	switch {
@@ -98,6 +101,8 @@ func (d *decider) planRun(fx *effects) {
 			d.planContainer(fx, &d.s.Pod.Spec.Containers[i], cur)
 		}
 	}
+	d.planResize(fx)
+	d.completeResize()
 	d.collectDead(fx)
 }
 

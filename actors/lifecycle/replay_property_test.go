@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"pgregory.net/rapid"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
@@ -98,6 +100,10 @@ func (m *model) do(e lifecycle.Effect, now time.Time) *pb.EffectResult {
 		}
 	case lifecycle.RemoveContainer:
 		delete(m.containers, e.ID)
+	case lifecycle.UpdateContainerResources:
+		if c := m.containers[e.ID]; c == nil || c.State != pb.ObservedState_OBSERVED_RUNNING {
+			res.Failed, res.Reason, res.Message = true, "ResizeError", "container "+e.ID+" not running"
+		}
 	case lifecycle.StopSandbox:
 		if sb := m.sandboxes[e.ID]; sb != nil {
 			sb.Ready = false
@@ -207,6 +213,17 @@ func TestReplayRebuildsState(t *testing.T) {
 			}
 			state = dec.State
 			pending = dec.Effects
+			for _, e := range pending {
+				// A resize gives only what is allocated, never a request
+				// the node has not accepted.
+				if u, ok := e.(lifecycle.UpdateContainerResources); ok {
+					for _, c := range append(append([]corev1.Container(nil), state.Pod.Spec.InitContainers...), state.Pod.Spec.Containers...) {
+						if q, has := c.Resources.Requests[corev1.ResourceCPU]; c.Name == u.Name && (has != (u.CPURequest != "") || has && q.String() != u.CPURequest) {
+							t.Fatalf("UpdateContainerResources %v, but %s is allocated %v", u, c.Name, c.Resources.Requests)
+						}
+					}
+				}
+			}
 			replayed := lifecycle.NewState("uid-1")
 			for _, env := range journal {
 				lifecycle.Apply(replayed, env)
@@ -214,12 +231,16 @@ func TestReplayRebuildsState(t *testing.T) {
 			if !proto.Equal(replayed.P, state.P) {
 				t.Fatalf("replayed state differs from live state:\nlive:   %v\nreplay: %v", state.P, replayed.P)
 			}
+			if !apiequality.Semantic.DeepEqual(replayed.Pod, state.Pod) {
+				t.Fatalf("replayed allocation differs from the live one:\nlive:   %v\nreplay: %v", state.Pod, replayed.Pod)
+			}
 			checkJournalReplay(t, journal)
 		}
 
 		step(&pb.PodDesired{PodJson: podJSON, Source: "file"})
+		cur := pod.DeepCopy()
 		for range rapid.IntRange(1, 80).Draw(t, "steps") {
-			switch rapid.IntRange(0, 10).Draw(t, "action") {
+			switch rapid.IntRange(0, 11).Draw(t, "action") {
 			case 0, 1, 2, 3: // carry out one outstanding effect
 				var work []lifecycle.Effect
 				for _, e := range pending {
@@ -268,6 +289,32 @@ func TestReplayRebuildsState(t *testing.T) {
 						break
 					}
 				}
+			case 11: // the source resizes a container, perhaps judged by the node's admission
+				cur = cur.DeepCopy()
+				cur.Generation++
+				cs := append(cur.Spec.InitContainers, cur.Spec.Containers...)
+				name := cs[rapid.IntRange(0, len(cs)-1).Draw(t, "resized")].Name
+				cpu := resource.MustParse(rapid.SampledFrom([]string{"100m", "200m", "1"}).Draw(t, "cpu"))
+				for _, l := range [][]corev1.Container{cur.Spec.InitContainers, cur.Spec.Containers} {
+					for i := range l {
+						if l[i].Name != name {
+							continue
+						}
+						l[i].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: cpu}
+						if rapid.Bool().Draw(t, "restart on resize?") {
+							l[i].ResizePolicy = []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceCPU, RestartPolicy: corev1.RestartContainer}}
+						}
+					}
+				}
+				b, _ := jsonMarshal(cur)
+				in := &pb.PodDesired{PodJson: b, Source: "file"}
+				switch rapid.IntRange(0, 2).Draw(t, "verdict") {
+				case 1:
+					in.ResizeJudged = true
+				case 2:
+					in.ResizeJudged, in.ResizeReason, in.ResizeMessage = true, "OutOfcpu", "Node didn't have enough resource: cpu"
+				}
+				step(in)
 			}
 			m.check(t)
 		}

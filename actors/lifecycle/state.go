@@ -15,9 +15,15 @@ import (
 // which is not journaled and is empty after a replay until the runtime is
 // listed again.
 type State struct {
-	P        *pb.PodState
+	P *pb.PodState
+	// Pod is the pod as allocated: its spec (desired) with the CPU and
+	// memory of a resize not allocated yet (P.Allocated) as they were. It
+	// is what containers are created with and what the status reports.
 	Pod      *corev1.Pod
 	Observed *pb.RuntimeObserved
+	// desired: the spec as journaled last, decoded from P.PodJson (Pod
+	// itself when no resize is pending).
+	desired *corev1.Pod
 	// asked: the lifecycle hook tries this process journaled (see
 	// hookCalls); not journaled, so empty after a replay.
 	asked hookCalls
@@ -39,14 +45,30 @@ func FromSnapshot(ps *pb.PodState) (*State, error) {
 		if err != nil {
 			return nil, fmt.Errorf("snapshot of pod %s: %w", ps.GetUid(), err)
 		}
-		s.Pod = pod
+		s.setSpec(pod)
 	}
 	return s, nil
 }
 
 // Clone returns a deep copy. The decoded Pod is shared: it is never mutated.
 func (s *State) Clone() *State {
-	return &State{P: proto.Clone(s.P).(*pb.PodState), Pod: s.Pod, Observed: s.Observed, asked: s.asked}
+	return &State{P: proto.Clone(s.P).(*pb.PodState), Pod: s.Pod, desired: s.desired, Observed: s.Observed, asked: s.asked}
+}
+
+// setSpec makes pod (decoded from P.PodJson) the desired spec, and Pod
+// that spec with P.Allocated.
+func (s *State) setSpec(pod *corev1.Pod) {
+	s.desired = pod
+	s.Pod = allocatedPod(pod, s.P.Allocated, s.P.AllocatedPodResources)
+}
+
+// Desired is the pod's spec as its source wants it; it differs from Pod
+// while a resize is not allocated.
+func (s *State) Desired() *corev1.Pod {
+	if s.desired == nil {
+		return s.Pod
+	}
+	return s.desired
 }
 
 // UID is the pod's UID.

@@ -26,6 +26,14 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 		st.HostIPs = []corev1.HostIP{{IP: env.HostIP}}
 	}
 	p := s.P
+	var gen int64
+	if d := s.Desired(); d != nil {
+		// As the kubelet (PodObservedGenerationTracking, GA): the status
+		// and its conditions are of the pod's generation, the spec
+		// journaled last.
+		gen = d.Generation
+		st.ObservedGeneration = gen
+	}
 	if p.Rejected {
 		st.Reason, st.Message = p.Reason, p.Message
 		return st
@@ -91,7 +99,7 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 		since = metav1.NewTime(time.Unix(0, p.AcceptedAtUnixNano))
 	}
 	cond := func(t corev1.PodConditionType, ok bool, reason, message string) corev1.PodCondition {
-		c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, LastTransitionTime: since}
+		c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, LastTransitionTime: since, ObservedGeneration: gen}
 		if ok {
 			c.Status = corev1.ConditionTrue
 		} else {
@@ -119,10 +127,11 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 		cond(corev1.PodReady, ready, readyReason, readyMsg),
 		cond(corev1.PodScheduled, true, "", ""),
 	}
+	st.Conditions = append(st.Conditions, resizeConditions(s)...)
 	if p.Evicted {
 		// The kubelet marks the pods it evicts as disrupted.
 		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
-			Reason: "TerminationByKubelet", Message: p.FailMessage, LastTransitionTime: since})
+			Reason: "TerminationByKubelet", Message: p.FailMessage, LastTransitionTime: since, ObservedGeneration: gen})
 	}
 	if p.Terminated && p.FinalPhase != "" {
 		st.Phase = corev1.PodPhase(p.FinalPhase)
@@ -195,7 +204,67 @@ func containerStatus(s *State, spec *corev1.Container, env StatusEnv) corev1.Con
 		}
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reason, Message: r.WaitingMessage}
 	}
+	if r.Id != "" {
+		cs.AllocatedResources, cs.Resources = containerResources(spec, r)
+	}
 	return cs
+}
+
+// containerResources are the kubelet's allocatedResources (the allocation's
+// requests) and resources of a container the runtime has: the allocation,
+// with the CPU and memory last given to it while it runs.
+func containerResources(spec *corev1.Container, r *pb.ContainerRecord) (corev1.ResourceList, *corev1.ResourceRequirements) {
+	res := spec.Resources.DeepCopy()
+	if r.Phase == pb.ContainerPhase_CONTAINER_RUNNING && r.Applied != nil {
+		applied := withResources(*res, r.Applied)
+		res = &applied
+	}
+	return spec.Resources.DeepCopy().Requests, res
+}
+
+// resizeConditions are the kubelet's PodResizePending (a resize not
+// allocated: Deferred or Infeasible) and PodResizeInProgress (allocated, not
+// yet given to every running container; reason Error with the runtime's
+// message when it refused).
+func resizeConditions(s *State) []corev1.PodCondition {
+	p := s.P
+	var conds []corev1.PodCondition
+	if p.ResizePendingReason != "" {
+		conds = append(conds, corev1.PodCondition{Type: corev1.PodResizePending, Status: corev1.ConditionTrue,
+			Reason: p.ResizePendingReason, Message: p.ResizePendingMessage, ObservedGeneration: p.ResizePendingGeneration,
+			LastTransitionTime: metav1.NewTime(time.Unix(0, p.ResizePendingAtUnixNano))})
+	}
+	if resizeInProgress(s) {
+		c := corev1.PodCondition{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue,
+			ObservedGeneration: p.ResizeGeneration, LastTransitionTime: metav1.NewTime(time.Unix(0, p.ResizeAtUnixNano))}
+		if p.ResizeError != "" {
+			c.Reason, c.Message = corev1.PodReasonError, p.ResizeError
+		}
+		conds = append(conds, c)
+	}
+	return conds
+}
+
+// resizeInProgress reports whether a running container has not been given
+// its allocation yet, or is being restarted for it (killed, and not
+// started again yet).
+func resizeInProgress(s *State) bool {
+	if s.Pod == nil || s.P.Terminating {
+		return false
+	}
+	for _, cs := range [][]corev1.Container{s.Pod.Spec.InitContainers, s.Pod.Spec.Containers} {
+		for i := range cs {
+			r := s.P.Containers[cs[i].Name]
+			switch {
+			case r == nil:
+			case r.KillReason == KillResize:
+				return true // killed for the resize, not started again yet
+			case r.Phase == pb.ContainerPhase_CONTAINER_RUNNING && r.Applied != nil && !sameResources(r.Applied, resourcesOf(&cs[i].Resources)):
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func terminated(t *pb.Termination, id string) *corev1.ContainerStateTerminated {
@@ -236,8 +305,8 @@ func computePhase(s *State, now time.Time) corev1.PodPhase {
 			waiting++
 		case r.Phase == pb.ContainerPhase_CONTAINER_RUNNING:
 			running++
-		case r.Phase == pb.ContainerPhase_CONTAINER_EXITED && r.KillReason == KillSpecChanged:
-			running++ // restarting with its new spec: the pod has not finished
+		case r.Phase == pb.ContainerPhase_CONTAINER_EXITED && restartKill(r.KillReason):
+			running++ // restarting with its new spec or allocation: the pod has not finished
 		case r.Phase == pb.ContainerPhase_CONTAINER_EXITED:
 			stopped++
 			if r.ExitCode == 0 {

@@ -86,6 +86,12 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 				in.RejectReason = v
 			case "reject-msg":
 				in.RejectMessage = v
+			case "resize-fits": // the node's admission judged the resize to fit
+				in.ResizeJudged = true
+			case "resize-reason": // ... or not, with this reason
+				in.ResizeJudged, in.ResizeReason = true, v
+			case "resize-msg":
+				in.ResizeMessage = v
 			default:
 				return "", fmt.Errorf("unknown arg %q", a.Key)
 			}

@@ -56,7 +56,9 @@ func applyPodUpdated(s *State, ev *pb.PodUpdated) {
 	if err != nil {
 		return // a corrupt record: the accepted spec stays
 	}
-	s.P.PodJson, s.P.SpecDigest, s.Pod = ev.PodJson, ev.SpecDigest, pod
+	s.P.PodJson, s.P.SpecDigest = ev.PodJson, ev.SpecDigest
+	holdAllocation(s, pod)
+	s.setSpec(pod)
 	for _, name := range ev.Restart {
 		r := s.P.Containers[name]
 		if r == nil || r.Phase != pb.ContainerPhase_CONTAINER_RUNNING || r.KillReason != "" {

@@ -118,7 +118,8 @@ type Config struct {
 	// service-link variables (nil: none).
 	Services podspec.ServiceLister
 	// Allocatable is the node's allocatable resources, what a
-	// resourceFieldRef to a missing limit reads.
+	// resourceFieldRef to a missing limit reads and what an in-place resize
+	// must fit (lifecycle.Config.Allocatable, unless set there).
 	Allocatable corev1.ResourceList
 	// Tokens request service account tokens for projected volumes (nil:
 	// such volumes fail to mount).
@@ -188,6 +189,9 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		cfg.Lifecycle = lifecycle.DefaultConfig()
 	}
 	cfg.Lifecycle.HookStages |= actors.LifecycleHooks(cfg.LifecycleHooks).Stages()
+	if cfg.Lifecycle.Allocatable == nil {
+		cfg.Lifecycle.Allocatable = cfg.Allocatable
+	}
 	if cfg.HostIP == "" {
 		cfg.HostIP = "127.0.0.1"
 	}

@@ -24,6 +24,10 @@ type Machine struct {
 	Info        corev1.NodeSystemInfo
 	// Port is the kubelet API port advertised in daemonEndpoints (0: none).
 	Port int32
+	// DeclaredFeatures are the features the node declares in its status
+	// (NodeDeclaredFeatures): the API server refuses a pod update that
+	// needs one the node does not declare.
+	DeclaredFeatures []string
 }
 
 // Status is the node status for what the node knows now. prev is the last
@@ -76,6 +80,7 @@ func Status(prev *corev1.NodeStatus, m Machine, rt RuntimeHealth, pressure []cor
 	if m.Port != 0 {
 		st.DaemonEndpoints.KubeletEndpoint.Port = m.Port
 	}
+	st.DeclaredFeatures = append([]string(nil), m.DeclaredFeatures...)
 	return st
 }
 

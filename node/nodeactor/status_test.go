@@ -52,3 +52,13 @@ func TestStatusTakesPressureConditions(t *testing.T) {
 		}
 	}
 }
+
+// The node declares the features of its Machine (the API server checks a
+// pod update's needs against them).
+func TestStatusDeclaresFeatures(t *testing.T) {
+	m := Machine{DeclaredFeatures: []string{"InPlacePodVerticalScalingInitContainers"}}
+	st := Status(nil, m, RuntimeHealth{Name: "containerd", Version: "2.4.2"}, nil, time.Unix(1000, 0))
+	if len(st.DeclaredFeatures) != 1 || st.DeclaredFeatures[0] != "InPlacePodVerticalScalingInitContainers" {
+		t.Fatalf("declaredFeatures %v", st.DeclaredFeatures)
+	}
+}

@@ -1,8 +1,10 @@
 // Package podevents turns a PodActor's journaled events into the API
 // events the kubelet records, with the kubelet's reasons (Pulling, Pulled,
 // Failed, Created, Started, Killing, BackOff, FailedCreatePodSandBox,
-// SandboxChanged, Unhealthy, ProbeWarning, and the admission reasons of
-// rejected pods).
+// SandboxChanged, Unhealthy, ProbeWarning, the in-place resize's
+// ResizeStarted, ResizeCompleted, ResizeDeferred, ResizeInfeasible and
+// ResizeError, and the
+// admission reasons of rejected pods).
 //
 // Guarantees: an API event is emitted only for what the journal holds
 // (Recorded) or for an effect of a journaled state about to run (Acting);
@@ -215,6 +217,8 @@ func Translate(pod *corev1.Pod, ev *pb.Event) []Event {
 		return warning(FailedPostStartHook, "PostStartHook failed", h.Name)
 	case *pb.Event_HookDecided:
 		return lifecycleHookEvents(e.HookDecided)
+	case *pb.Event_PodResizeAllocated, *pb.Event_PodResizePending, *pb.Event_ContainerResizeFailed, *pb.Event_PodResizeCompleted:
+		return resizeEvents(pod, ev)
 	}
 	return nil
 }

@@ -21,6 +21,9 @@ var kubeletConditions = map[corev1.PodConditionType]bool{
 	corev1.ContainersReady:           true,
 	corev1.PodReady:                  true,
 	corev1.PodScheduled:              true,
+	// In-place resize: withdrawn by the kubelet once done.
+	corev1.PodResizePending:    true,
+	corev1.PodResizeInProgress: true,
 }
 
 // merge is the status to write: the PodActor's, with the conditions the

@@ -76,7 +76,10 @@ func machine(nodeName string, nodeIPs []net.IP, maxPods int32) nodeactor.Machine
 		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip.String()})
 	}
 	addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeHostName, Address: nodeName})
-	return nodeactor.Machine{Capacity: res, Allocatable: res.DeepCopy(), Info: info, Addresses: addrs}
+	return nodeactor.Machine{Capacity: res, Allocatable: res.DeepCopy(), Info: info, Addresses: addrs,
+		// The kubelet v1.37 declares it by default (GA): in-place resize
+		// of non-sidecar init containers, which the lifecycle core does.
+		DeclaredFeatures: []string{"InPlacePodVerticalScalingInitContainers"}}
 }
 
 // runtimeHealth is the runtime's state for the node's Ready condition: it

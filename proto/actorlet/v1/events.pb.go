@@ -380,6 +380,12 @@ type Event struct {
 	//	*Event_PodInitialized
 	//	*Event_PodEvicted
 	//	*Event_PodUpdated
+	//	*Event_PodResizePending
+	//	*Event_PodResizeAllocated
+	//	*Event_ContainerResized
+	//	*Event_ContainerResizeFailed
+	//	*Event_ContainerResizeRestarting
+	//	*Event_PodResizeCompleted
 	//	*Event_HookRequested
 	//	*Event_HookDecided
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
@@ -658,6 +664,60 @@ func (x *Event) GetPodUpdated() *PodUpdated {
 	return nil
 }
 
+func (x *Event) GetPodResizePending() *PodResizePending {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_PodResizePending); ok {
+			return x.PodResizePending
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetPodResizeAllocated() *PodResizeAllocated {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_PodResizeAllocated); ok {
+			return x.PodResizeAllocated
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetContainerResized() *ContainerResized {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_ContainerResized); ok {
+			return x.ContainerResized
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetContainerResizeFailed() *ContainerResizeFailed {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_ContainerResizeFailed); ok {
+			return x.ContainerResizeFailed
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetContainerResizeRestarting() *ContainerResizeRestarting {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_ContainerResizeRestarting); ok {
+			return x.ContainerResizeRestarting
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetPodResizeCompleted() *PodResizeCompleted {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_PodResizeCompleted); ok {
+			return x.PodResizeCompleted
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetHookRequested() *HookRequested {
 	if x != nil {
 		if x, ok := x.Kind.(*Event_HookRequested); ok {
@@ -784,6 +844,30 @@ type Event_PodUpdated struct {
 	PodUpdated *PodUpdated `protobuf:"bytes,26,opt,name=pod_updated,json=podUpdated,proto3,oneof"`
 }
 
+type Event_PodResizePending struct {
+	PodResizePending *PodResizePending `protobuf:"bytes,27,opt,name=pod_resize_pending,json=podResizePending,proto3,oneof"`
+}
+
+type Event_PodResizeAllocated struct {
+	PodResizeAllocated *PodResizeAllocated `protobuf:"bytes,28,opt,name=pod_resize_allocated,json=podResizeAllocated,proto3,oneof"`
+}
+
+type Event_ContainerResized struct {
+	ContainerResized *ContainerResized `protobuf:"bytes,29,opt,name=container_resized,json=containerResized,proto3,oneof"`
+}
+
+type Event_ContainerResizeFailed struct {
+	ContainerResizeFailed *ContainerResizeFailed `protobuf:"bytes,30,opt,name=container_resize_failed,json=containerResizeFailed,proto3,oneof"`
+}
+
+type Event_ContainerResizeRestarting struct {
+	ContainerResizeRestarting *ContainerResizeRestarting `protobuf:"bytes,31,opt,name=container_resize_restarting,json=containerResizeRestarting,proto3,oneof"`
+}
+
+type Event_PodResizeCompleted struct {
+	PodResizeCompleted *PodResizeCompleted `protobuf:"bytes,32,opt,name=pod_resize_completed,json=podResizeCompleted,proto3,oneof"`
+}
+
 type Event_HookRequested struct {
 	// 40 and up: the node's lifecycle hooks (user code; see HookRequested).
 	HookRequested *HookRequested `protobuf:"bytes,40,opt,name=hook_requested,json=hookRequested,proto3,oneof"`
@@ -844,6 +928,18 @@ func (*Event_PodInitialized) isEvent_Kind() {}
 func (*Event_PodEvicted) isEvent_Kind() {}
 
 func (*Event_PodUpdated) isEvent_Kind() {}
+
+func (*Event_PodResizePending) isEvent_Kind() {}
+
+func (*Event_PodResizeAllocated) isEvent_Kind() {}
+
+func (*Event_ContainerResized) isEvent_Kind() {}
+
+func (*Event_ContainerResizeFailed) isEvent_Kind() {}
+
+func (*Event_ContainerResizeRestarting) isEvent_Kind() {}
+
+func (*Event_PodResizeCompleted) isEvent_Kind() {}
 
 func (*Event_HookRequested) isEvent_Kind() {}
 
@@ -2553,6 +2649,454 @@ func (x *PodUpdated) GetRestart() []string {
 	return nil
 }
 
+// PodResizePending: the pod's resize cannot be allocated: reason Deferred
+// (it does not fit now) or Infeasible (it never will), with a message, for
+// the pod's metadata.generation; an empty reason withdraws it (the spec went
+// back to the allocation).
+type PodResizePending struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Reason     string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message    string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Generation int64                  `protobuf:"varint,3,opt,name=generation,proto3" json:"generation,omitempty"`
+	// judged: Deferred by the node's admission (the other pods hold the
+	// room), which judges it again when a pod gives back what it held.
+	Judged        bool `protobuf:"varint,4,opt,name=judged,proto3" json:"judged,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodResizePending) Reset() {
+	*x = PodResizePending{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodResizePending) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodResizePending) ProtoMessage() {}
+
+func (x *PodResizePending) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodResizePending.ProtoReflect.Descriptor instead.
+func (*PodResizePending) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *PodResizePending) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *PodResizePending) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *PodResizePending) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
+func (x *PodResizePending) GetJudged() bool {
+	if x != nil {
+		return x.Judged
+	}
+	return false
+}
+
+// PodResizeAllocated: the node accepted the pod's resize: the named
+// containers' allocation becomes their spec's CPU and memory requests and
+// limits (the spec journaled last).
+type PodResizeAllocated struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Containers    []string               `protobuf:"bytes,1,rep,name=containers,proto3" json:"containers,omitempty"`
+	Generation    int64                  `protobuf:"varint,2,opt,name=generation,proto3" json:"generation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodResizeAllocated) Reset() {
+	*x = PodResizeAllocated{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodResizeAllocated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodResizeAllocated) ProtoMessage() {}
+
+func (x *PodResizeAllocated) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodResizeAllocated.ProtoReflect.Descriptor instead.
+func (*PodResizeAllocated) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *PodResizeAllocated) GetContainers() []string {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
+func (x *PodResizeAllocated) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
+// ContainerResized: UpdateContainerResources gave the running container
+// (container_id) these resources (resource.Quantity strings, "" = unset).
+type ContainerResized struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	ContainerId   string                 `protobuf:"bytes,2,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	CpuRequest    string                 `protobuf:"bytes,3,opt,name=cpu_request,json=cpuRequest,proto3" json:"cpu_request,omitempty"`
+	CpuLimit      string                 `protobuf:"bytes,4,opt,name=cpu_limit,json=cpuLimit,proto3" json:"cpu_limit,omitempty"`
+	MemoryRequest string                 `protobuf:"bytes,5,opt,name=memory_request,json=memoryRequest,proto3" json:"memory_request,omitempty"`
+	MemoryLimit   string                 `protobuf:"bytes,6,opt,name=memory_limit,json=memoryLimit,proto3" json:"memory_limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerResized) Reset() {
+	*x = ContainerResized{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerResized) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerResized) ProtoMessage() {}
+
+func (x *ContainerResized) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerResized.ProtoReflect.Descriptor instead.
+func (*ContainerResized) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ContainerResized) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ContainerResized) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *ContainerResized) GetCpuRequest() string {
+	if x != nil {
+		return x.CpuRequest
+	}
+	return ""
+}
+
+func (x *ContainerResized) GetCpuLimit() string {
+	if x != nil {
+		return x.CpuLimit
+	}
+	return ""
+}
+
+func (x *ContainerResized) GetMemoryRequest() string {
+	if x != nil {
+		return x.MemoryRequest
+	}
+	return ""
+}
+
+func (x *ContainerResized) GetMemoryLimit() string {
+	if x != nil {
+		return x.MemoryLimit
+	}
+	return ""
+}
+
+// ContainerResizeFailed: the runtime refused UpdateContainerResources for the
+// container; the resize stays in progress with this error, and is tried again.
+type ContainerResizeFailed struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	ContainerId   string                 `protobuf:"bytes,2,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	Message       string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerResizeFailed) Reset() {
+	*x = ContainerResizeFailed{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerResizeFailed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerResizeFailed) ProtoMessage() {}
+
+func (x *ContainerResizeFailed) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerResizeFailed.ProtoReflect.Descriptor instead.
+func (*ContainerResizeFailed) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ContainerResizeFailed) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ContainerResizeFailed) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *ContainerResizeFailed) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// ContainerResizeRestarting: the running container (container_id) is killed
+// and started again with its allocation, as its resizePolicy asks
+// (RestartContainer for a resource whose value changed).
+type ContainerResizeRestarting struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	ContainerId   string                 `protobuf:"bytes,2,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerResizeRestarting) Reset() {
+	*x = ContainerResizeRestarting{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerResizeRestarting) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerResizeRestarting) ProtoMessage() {}
+
+func (x *ContainerResizeRestarting) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerResizeRestarting.ProtoReflect.Descriptor instead.
+func (*ContainerResizeRestarting) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ContainerResizeRestarting) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ContainerResizeRestarting) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+// PodResizeCompleted: every running container has the allocation of the
+// last PodResizeAllocated (of generation): the resize is over.
+type PodResizeCompleted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Generation    int64                  `protobuf:"varint,1,opt,name=generation,proto3" json:"generation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodResizeCompleted) Reset() {
+	*x = PodResizeCompleted{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodResizeCompleted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodResizeCompleted) ProtoMessage() {}
+
+func (x *PodResizeCompleted) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodResizeCompleted.ProtoReflect.Descriptor instead.
+func (*PodResizeCompleted) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *PodResizeCompleted) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
+// Resources are a container's CPU and memory requests and limits, as
+// resource.Quantity strings ("" = unset).
+type Resources struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CpuRequest    string                 `protobuf:"bytes,1,opt,name=cpu_request,json=cpuRequest,proto3" json:"cpu_request,omitempty"`
+	CpuLimit      string                 `protobuf:"bytes,2,opt,name=cpu_limit,json=cpuLimit,proto3" json:"cpu_limit,omitempty"`
+	MemoryRequest string                 `protobuf:"bytes,3,opt,name=memory_request,json=memoryRequest,proto3" json:"memory_request,omitempty"`
+	MemoryLimit   string                 `protobuf:"bytes,4,opt,name=memory_limit,json=memoryLimit,proto3" json:"memory_limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Resources) Reset() {
+	*x = Resources{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Resources) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Resources) ProtoMessage() {}
+
+func (x *Resources) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Resources.ProtoReflect.Descriptor instead.
+func (*Resources) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *Resources) GetCpuRequest() string {
+	if x != nil {
+		return x.CpuRequest
+	}
+	return ""
+}
+
+func (x *Resources) GetCpuLimit() string {
+	if x != nil {
+		return x.CpuLimit
+	}
+	return ""
+}
+
+func (x *Resources) GetMemoryRequest() string {
+	if x != nil {
+		return x.MemoryRequest
+	}
+	return ""
+}
+
+func (x *Resources) GetMemoryLimit() string {
+	if x != nil {
+		return x.MemoryLimit
+	}
+	return ""
+}
+
 type SandboxStopped struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SandboxId     string                 `protobuf:"bytes,1,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
@@ -2562,7 +3106,7 @@ type SandboxStopped struct {
 
 func (x *SandboxStopped) Reset() {
 	*x = SandboxStopped{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2574,7 +3118,7 @@ func (x *SandboxStopped) String() string {
 func (*SandboxStopped) ProtoMessage() {}
 
 func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2587,7 +3131,7 @@ func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStopped.ProtoReflect.Descriptor instead.
 func (*SandboxStopped) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SandboxStopped) GetSandboxId() string {
@@ -2606,7 +3150,7 @@ type SandboxRemoved struct {
 
 func (x *SandboxRemoved) Reset() {
 	*x = SandboxRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	mi := &file_actorlet_v1_events_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2618,7 +3162,7 @@ func (x *SandboxRemoved) String() string {
 func (*SandboxRemoved) ProtoMessage() {}
 
 func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	mi := &file_actorlet_v1_events_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2631,7 +3175,7 @@ func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRemoved.ProtoReflect.Descriptor instead.
 func (*SandboxRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{28}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SandboxRemoved) GetSandboxId() string {
@@ -2650,7 +3194,7 @@ type PodTerminated struct {
 
 func (x *PodTerminated) Reset() {
 	*x = PodTerminated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	mi := &file_actorlet_v1_events_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2662,7 +3206,7 @@ func (x *PodTerminated) String() string {
 func (*PodTerminated) ProtoMessage() {}
 
 func (x *PodTerminated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	mi := &file_actorlet_v1_events_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2675,7 +3219,7 @@ func (x *PodTerminated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodTerminated.ProtoReflect.Descriptor instead.
 func (*PodTerminated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{29}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PodTerminated) GetPhase() string {
@@ -2693,7 +3237,7 @@ type PodRemoved struct {
 
 func (x *PodRemoved) Reset() {
 	*x = PodRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[30]
+	mi := &file_actorlet_v1_events_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2705,7 +3249,7 @@ func (x *PodRemoved) String() string {
 func (*PodRemoved) ProtoMessage() {}
 
 func (x *PodRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[30]
+	mi := &file_actorlet_v1_events_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2718,7 +3262,7 @@ func (x *PodRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRemoved.ProtoReflect.Descriptor instead.
 func (*PodRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{30}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{37}
 }
 
 // PodState is the pod as the journal knows it: the fold of its events.
@@ -2759,14 +3303,39 @@ type PodState struct {
 	Evicted     bool   `protobuf:"varint,26,opt,name=evicted,proto3" json:"evicted,omitempty"`
 	// stage_hooks: the node's lifecycle hook steps of the pod, by
 	// "<stage>/<container>/<attempt>" (HookRequested, HookDecided).
-	StageHooks    map[string]*StageHookRecord `protobuf:"bytes,40,rep,name=stage_hooks,json=stageHooks,proto3" json:"stage_hooks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	StageHooks map[string]*StageHookRecord `protobuf:"bytes,40,rep,name=stage_hooks,json=stageHooks,proto3" json:"stage_hooks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// allocated: the CPU and memory allocation of the containers whose spec
+	// asks for other values (a resize not allocated yet); a container not in
+	// it is allocated what its spec says. State.Pod is the spec with it.
+	Allocated map[string]*Resources `protobuf:"bytes,41,rep,name=allocated,proto3" json:"allocated,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// resize_pending_*: PodResizePending, while it holds.
+	ResizePendingReason     string `protobuf:"bytes,42,opt,name=resize_pending_reason,json=resizePendingReason,proto3" json:"resize_pending_reason,omitempty"`
+	ResizePendingMessage    string `protobuf:"bytes,43,opt,name=resize_pending_message,json=resizePendingMessage,proto3" json:"resize_pending_message,omitempty"`
+	ResizePendingGeneration int64  `protobuf:"varint,44,opt,name=resize_pending_generation,json=resizePendingGeneration,proto3" json:"resize_pending_generation,omitempty"`
+	// resize_generation: the generation of the last PodResizeAllocated (the
+	// PodResizeInProgress condition's observedGeneration); resize_error: the
+	// last ContainerResizeFailed's message, until a container is resized.
+	ResizeGeneration int64  `protobuf:"varint,45,opt,name=resize_generation,json=resizeGeneration,proto3" json:"resize_generation,omitempty"`
+	ResizeError      string `protobuf:"bytes,46,opt,name=resize_error,json=resizeError,proto3" json:"resize_error,omitempty"`
+	// allocated_pod_resources: as allocated, for pod-level resources
+	// (spec.resources) whose spec asks for other values.
+	AllocatedPodResources *Resources `protobuf:"bytes,47,opt,name=allocated_pod_resources,json=allocatedPodResources,proto3" json:"allocated_pod_resources,omitempty"`
+	// resize_pending_at, resize_at: journal times of the PodResizePending
+	// and PodResizeAllocated above (the conditions' lastTransitionTime).
+	ResizePendingAtUnixNano int64 `protobuf:"varint,48,opt,name=resize_pending_at_unix_nano,json=resizePendingAtUnixNano,proto3" json:"resize_pending_at_unix_nano,omitempty"`
+	ResizeAtUnixNano        int64 `protobuf:"varint,49,opt,name=resize_at_unix_nano,json=resizeAtUnixNano,proto3" json:"resize_at_unix_nano,omitempty"`
+	// resize_pending_judged: PodResizePending.judged.
+	ResizePendingJudged bool `protobuf:"varint,50,opt,name=resize_pending_judged,json=resizePendingJudged,proto3" json:"resize_pending_judged,omitempty"`
+	// resize_in_progress: a PodResizeAllocated not yet followed by its
+	// PodResizeCompleted.
+	ResizeInProgress bool `protobuf:"varint,51,opt,name=resize_in_progress,json=resizeInProgress,proto3" json:"resize_in_progress,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PodState) Reset() {
 	*x = PodState{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[31]
+	mi := &file_actorlet_v1_events_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2778,7 +3347,7 @@ func (x *PodState) String() string {
 func (*PodState) ProtoMessage() {}
 
 func (x *PodState) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[31]
+	mi := &file_actorlet_v1_events_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2791,7 +3360,7 @@ func (x *PodState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodState.ProtoReflect.Descriptor instead.
 func (*PodState) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{31}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PodState) GetUid() string {
@@ -2983,6 +3552,83 @@ func (x *PodState) GetStageHooks() map[string]*StageHookRecord {
 	return nil
 }
 
+func (x *PodState) GetAllocated() map[string]*Resources {
+	if x != nil {
+		return x.Allocated
+	}
+	return nil
+}
+
+func (x *PodState) GetResizePendingReason() string {
+	if x != nil {
+		return x.ResizePendingReason
+	}
+	return ""
+}
+
+func (x *PodState) GetResizePendingMessage() string {
+	if x != nil {
+		return x.ResizePendingMessage
+	}
+	return ""
+}
+
+func (x *PodState) GetResizePendingGeneration() int64 {
+	if x != nil {
+		return x.ResizePendingGeneration
+	}
+	return 0
+}
+
+func (x *PodState) GetResizeGeneration() int64 {
+	if x != nil {
+		return x.ResizeGeneration
+	}
+	return 0
+}
+
+func (x *PodState) GetResizeError() string {
+	if x != nil {
+		return x.ResizeError
+	}
+	return ""
+}
+
+func (x *PodState) GetAllocatedPodResources() *Resources {
+	if x != nil {
+		return x.AllocatedPodResources
+	}
+	return nil
+}
+
+func (x *PodState) GetResizePendingAtUnixNano() int64 {
+	if x != nil {
+		return x.ResizePendingAtUnixNano
+	}
+	return 0
+}
+
+func (x *PodState) GetResizeAtUnixNano() int64 {
+	if x != nil {
+		return x.ResizeAtUnixNano
+	}
+	return 0
+}
+
+func (x *PodState) GetResizePendingJudged() bool {
+	if x != nil {
+		return x.ResizePendingJudged
+	}
+	return false
+}
+
+func (x *PodState) GetResizeInProgress() bool {
+	if x != nil {
+		return x.ResizeInProgress
+	}
+	return false
+}
+
 // StageHookRecord is one step of the pod at which the node's lifecycle
 // hooks are asked: its latest try and, once decided, that try's outcome.
 type StageHookRecord struct {
@@ -3005,7 +3651,7 @@ type StageHookRecord struct {
 
 func (x *StageHookRecord) Reset() {
 	*x = StageHookRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	mi := &file_actorlet_v1_events_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3017,7 +3663,7 @@ func (x *StageHookRecord) String() string {
 func (*StageHookRecord) ProtoMessage() {}
 
 func (x *StageHookRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	mi := &file_actorlet_v1_events_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3030,7 +3676,7 @@ func (x *StageHookRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageHookRecord.ProtoReflect.Descriptor instead.
 func (*StageHookRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{32}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *StageHookRecord) GetStage() string {
@@ -3122,7 +3768,7 @@ type SandboxRecord struct {
 
 func (x *SandboxRecord) Reset() {
 	*x = SandboxRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[33]
+	mi := &file_actorlet_v1_events_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3134,7 +3780,7 @@ func (x *SandboxRecord) String() string {
 func (*SandboxRecord) ProtoMessage() {}
 
 func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[33]
+	mi := &file_actorlet_v1_events_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3147,7 +3793,7 @@ func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRecord.ProtoReflect.Descriptor instead.
 func (*SandboxRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{33}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SandboxRecord) GetAttempt() uint32 {
@@ -3243,15 +3889,19 @@ type ContainerRecord struct {
 	StartupDone bool `protobuf:"varint,22,opt,name=startup_done,json=startupDone,proto3" json:"startup_done,omitempty"`
 	// kill_reason: the container (ID) is to be killed and restarted: a
 	// liveness or startup probe failed, or its PostStart hook did.
-	KillReason    string `protobuf:"bytes,23,opt,name=kill_reason,json=killReason,proto3" json:"kill_reason,omitempty"`
-	KillMessage   string `protobuf:"bytes,24,opt,name=kill_message,json=killMessage,proto3" json:"kill_message,omitempty"`
+	KillReason  string `protobuf:"bytes,23,opt,name=kill_reason,json=killReason,proto3" json:"kill_reason,omitempty"`
+	KillMessage string `protobuf:"bytes,24,opt,name=kill_message,json=killMessage,proto3" json:"kill_message,omitempty"`
+	// applied: the CPU and memory the container (ID) was last given: its
+	// allocation when it was requested, then each ContainerResized. Unset in
+	// records journaled before resizes were: taken as its allocation.
+	Applied       *Resources `protobuf:"bytes,25,opt,name=applied,proto3" json:"applied,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[34]
+	mi := &file_actorlet_v1_events_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3263,7 +3913,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[34]
+	mi := &file_actorlet_v1_events_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3276,7 +3926,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{34}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ContainerRecord) GetName() string {
@@ -3447,6 +4097,13 @@ func (x *ContainerRecord) GetKillMessage() string {
 	return ""
 }
 
+func (x *ContainerRecord) GetApplied() *Resources {
+	if x != nil {
+		return x.Applied
+	}
+	return nil
+}
+
 type Termination struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId        string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
@@ -3461,7 +4118,7 @@ type Termination struct {
 
 func (x *Termination) Reset() {
 	*x = Termination{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[35]
+	mi := &file_actorlet_v1_events_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3473,7 +4130,7 @@ func (x *Termination) String() string {
 func (*Termination) ProtoMessage() {}
 
 func (x *Termination) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[35]
+	mi := &file_actorlet_v1_events_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3486,7 +4143,7 @@ func (x *Termination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Termination.ProtoReflect.Descriptor instead.
 func (*Termination) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{35}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Termination) GetContainerId() string {
@@ -3547,7 +4204,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12$\n" +
 	"\x0etime_unix_nano\x18\x03 \x01(\x03R\ftimeUnixNano\x12\x17\n" +
 	"\apod_uid\x18\x04 \x01(\tR\x06podUid\x12+\n" +
-	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\xcb\x0f\n" +
+	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\xda\x13\n" +
 	"\x05Event\x12=\n" +
 	"\fpod_accepted\x18\x01 \x01(\v2\x18.actorlet.v1.PodAcceptedH\x00R\vpodAccepted\x12=\n" +
 	"\fpod_rejected\x18\x02 \x01(\v2\x18.actorlet.v1.PodRejectedH\x00R\vpodRejected\x12=\n" +
@@ -3579,7 +4236,13 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\vpod_evicted\x18\x19 \x01(\v2\x17.actorlet.v1.PodEvictedH\x00R\n" +
 	"podEvicted\x12:\n" +
 	"\vpod_updated\x18\x1a \x01(\v2\x17.actorlet.v1.PodUpdatedH\x00R\n" +
-	"podUpdated\x12C\n" +
+	"podUpdated\x12M\n" +
+	"\x12pod_resize_pending\x18\x1b \x01(\v2\x1d.actorlet.v1.PodResizePendingH\x00R\x10podResizePending\x12S\n" +
+	"\x14pod_resize_allocated\x18\x1c \x01(\v2\x1f.actorlet.v1.PodResizeAllocatedH\x00R\x12podResizeAllocated\x12L\n" +
+	"\x11container_resized\x18\x1d \x01(\v2\x1d.actorlet.v1.ContainerResizedH\x00R\x10containerResized\x12\\\n" +
+	"\x17container_resize_failed\x18\x1e \x01(\v2\".actorlet.v1.ContainerResizeFailedH\x00R\x15containerResizeFailed\x12h\n" +
+	"\x1bcontainer_resize_restarting\x18\x1f \x01(\v2&.actorlet.v1.ContainerResizeRestartingH\x00R\x19containerResizeRestarting\x12S\n" +
+	"\x14pod_resize_completed\x18  \x01(\v2\x1f.actorlet.v1.PodResizeCompletedH\x00R\x12podResizeCompleted\x12C\n" +
 	"\x0ehook_requested\x18( \x01(\v2\x1a.actorlet.v1.HookRequestedH\x00R\rhookRequested\x12=\n" +
 	"\fhook_decided\x18) \x01(\v2\x18.actorlet.v1.HookDecidedH\x00R\vhookDecidedB\x06\n" +
 	"\x04kind\"a\n" +
@@ -3714,7 +4377,46 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x1f\n" +
 	"\vspec_digest\x18\x02 \x01(\tR\n" +
 	"specDigest\x12\x18\n" +
-	"\arestart\x18\x03 \x03(\tR\arestart\"/\n" +
+	"\arestart\x18\x03 \x03(\tR\arestart\"|\n" +
+	"\x10PodResizePending\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x03 \x01(\x03R\n" +
+	"generation\x12\x16\n" +
+	"\x06judged\x18\x04 \x01(\bR\x06judged\"T\n" +
+	"\x12PodResizeAllocated\x12\x1e\n" +
+	"\n" +
+	"containers\x18\x01 \x03(\tR\n" +
+	"containers\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x02 \x01(\x03R\n" +
+	"generation\"\xd1\x01\n" +
+	"\x10ContainerResized\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
+	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\x12\x1f\n" +
+	"\vcpu_request\x18\x03 \x01(\tR\n" +
+	"cpuRequest\x12\x1b\n" +
+	"\tcpu_limit\x18\x04 \x01(\tR\bcpuLimit\x12%\n" +
+	"\x0ememory_request\x18\x05 \x01(\tR\rmemoryRequest\x12!\n" +
+	"\fmemory_limit\x18\x06 \x01(\tR\vmemoryLimit\"h\n" +
+	"\x15ContainerResizeFailed\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
+	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"R\n" +
+	"\x19ContainerResizeRestarting\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
+	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\"4\n" +
+	"\x12PodResizeCompleted\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x01 \x01(\x03R\n" +
+	"generation\"\x93\x01\n" +
+	"\tResources\x12\x1f\n" +
+	"\vcpu_request\x18\x01 \x01(\tR\n" +
+	"cpuRequest\x12\x1b\n" +
+	"\tcpu_limit\x18\x02 \x01(\tR\bcpuLimit\x12%\n" +
+	"\x0ememory_request\x18\x03 \x01(\tR\rmemoryRequest\x12!\n" +
+	"\fmemory_limit\x18\x04 \x01(\tR\vmemoryLimit\"/\n" +
 	"\x0eSandboxStopped\x12\x1d\n" +
 	"\n" +
 	"sandbox_id\x18\x01 \x01(\tR\tsandboxId\"/\n" +
@@ -3724,8 +4426,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\rPodTerminated\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\"\f\n" +
 	"\n" +
-	"PodRemoved\"\x80\n" +
-	"\n" +
+	"PodRemoved\"\xaf\x0f\n" +
 	"\bPodState\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x19\n" +
@@ -3762,13 +4463,27 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\ffail_message\x18\x19 \x01(\tR\vfailMessage\x12\x18\n" +
 	"\aevicted\x18\x1a \x01(\bR\aevicted\x12F\n" +
 	"\vstage_hooks\x18( \x03(\v2%.actorlet.v1.PodState.StageHooksEntryR\n" +
-	"stageHooks\x1a[\n" +
+	"stageHooks\x12B\n" +
+	"\tallocated\x18) \x03(\v2$.actorlet.v1.PodState.AllocatedEntryR\tallocated\x122\n" +
+	"\x15resize_pending_reason\x18* \x01(\tR\x13resizePendingReason\x124\n" +
+	"\x16resize_pending_message\x18+ \x01(\tR\x14resizePendingMessage\x12:\n" +
+	"\x19resize_pending_generation\x18, \x01(\x03R\x17resizePendingGeneration\x12+\n" +
+	"\x11resize_generation\x18- \x01(\x03R\x10resizeGeneration\x12!\n" +
+	"\fresize_error\x18. \x01(\tR\vresizeError\x12N\n" +
+	"\x17allocated_pod_resources\x18/ \x01(\v2\x16.actorlet.v1.ResourcesR\x15allocatedPodResources\x12<\n" +
+	"\x1bresize_pending_at_unix_nano\x180 \x01(\x03R\x17resizePendingAtUnixNano\x12-\n" +
+	"\x13resize_at_unix_nano\x181 \x01(\x03R\x10resizeAtUnixNano\x122\n" +
+	"\x15resize_pending_judged\x182 \x01(\bR\x13resizePendingJudged\x12,\n" +
+	"\x12resize_in_progress\x183 \x01(\bR\x10resizeInProgress\x1a[\n" +
 	"\x0fContainersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
 	"\x05value\x18\x02 \x01(\v2\x1c.actorlet.v1.ContainerRecordR\x05value:\x028\x01\x1a[\n" +
 	"\x0fStageHooksEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
-	"\x05value\x18\x02 \x01(\v2\x1c.actorlet.v1.StageHookRecordR\x05value:\x028\x01\"\x98\x02\n" +
+	"\x05value\x18\x02 \x01(\v2\x1c.actorlet.v1.StageHookRecordR\x05value:\x028\x01\x1aT\n" +
+	"\x0eAllocatedEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.actorlet.v1.ResourcesR\x05value:\x028\x01\"\x98\x02\n" +
 	"\x0fStageHookRecord\x12\x14\n" +
 	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x1c\n" +
 	"\tcontainer\x18\x02 \x01(\tR\tcontainer\x12\x18\n" +
@@ -3790,7 +4505,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12/\n" +
 	"\x14created_at_unix_nano\x18\a \x01(\x03R\x11createdAtUnixNano\x12+\n" +
 	"\x12retry_at_unix_nano\x18\b \x01(\x03R\x0fretryAtUnixNano\x12\x1a\n" +
-	"\bfailures\x18\t \x01(\rR\bfailures\"\xfd\x06\n" +
+	"\bfailures\x18\t \x01(\rR\bfailures\"\xaf\a\n" +
 	"\x0fContainerRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x0e\n" +
@@ -3817,7 +4532,8 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\fstartup_done\x18\x16 \x01(\bR\vstartupDone\x12\x1f\n" +
 	"\vkill_reason\x18\x17 \x01(\tR\n" +
 	"killReason\x12!\n" +
-	"\fkill_message\x18\x18 \x01(\tR\vkillMessage\"\xe3\x01\n" +
+	"\fkill_message\x18\x18 \x01(\tR\vkillMessage\x120\n" +
+	"\aapplied\x18\x19 \x01(\v2\x16.actorlet.v1.ResourcesR\aapplied\"\xe3\x01\n" +
 	"\vTermination\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x1b\n" +
 	"\texit_code\x18\x02 \x01(\x05R\bexitCode\x12\x16\n" +
@@ -3859,53 +4575,61 @@ func file_actorlet_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_actorlet_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_actorlet_v1_events_proto_goTypes = []any{
-	(ProbeKind)(0),                 // 0: actorlet.v1.ProbeKind
-	(SandboxPhase)(0),              // 1: actorlet.v1.SandboxPhase
-	(ContainerPhase)(0),            // 2: actorlet.v1.ContainerPhase
-	(*Envelope)(nil),               // 3: actorlet.v1.Envelope
-	(*Snapshot)(nil),               // 4: actorlet.v1.Snapshot
-	(*Event)(nil),                  // 5: actorlet.v1.Event
-	(*PodAccepted)(nil),            // 6: actorlet.v1.PodAccepted
-	(*PodRejected)(nil),            // 7: actorlet.v1.PodRejected
-	(*ImagePulled)(nil),            // 8: actorlet.v1.ImagePulled
-	(*ImagePullFailed)(nil),        // 9: actorlet.v1.ImagePullFailed
-	(*SandboxRequested)(nil),       // 10: actorlet.v1.SandboxRequested
-	(*SandboxCreated)(nil),         // 11: actorlet.v1.SandboxCreated
-	(*SandboxFailed)(nil),          // 12: actorlet.v1.SandboxFailed
-	(*SandboxLost)(nil),            // 13: actorlet.v1.SandboxLost
-	(*ContainerRequested)(nil),     // 14: actorlet.v1.ContainerRequested
-	(*ContainerCreated)(nil),       // 15: actorlet.v1.ContainerCreated
-	(*ContainerFailed)(nil),        // 16: actorlet.v1.ContainerFailed
-	(*ContainerStarted)(nil),       // 17: actorlet.v1.ContainerStarted
-	(*ContainerExited)(nil),        // 18: actorlet.v1.ContainerExited
-	(*BackOffStarted)(nil),         // 19: actorlet.v1.BackOffStarted
-	(*ContainerRemoved)(nil),       // 20: actorlet.v1.ContainerRemoved
-	(*PodTerminating)(nil),         // 21: actorlet.v1.PodTerminating
-	(*ActiveDeadlineExceeded)(nil), // 22: actorlet.v1.ActiveDeadlineExceeded
-	(*ProbeChanged)(nil),           // 23: actorlet.v1.ProbeChanged
-	(*HookFailed)(nil),             // 24: actorlet.v1.HookFailed
-	(*HookRequested)(nil),          // 25: actorlet.v1.HookRequested
-	(*HookDecided)(nil),            // 26: actorlet.v1.HookDecided
-	(*PodInitialized)(nil),         // 27: actorlet.v1.PodInitialized
-	(*PodEvicted)(nil),             // 28: actorlet.v1.PodEvicted
-	(*PodUpdated)(nil),             // 29: actorlet.v1.PodUpdated
-	(*SandboxStopped)(nil),         // 30: actorlet.v1.SandboxStopped
-	(*SandboxRemoved)(nil),         // 31: actorlet.v1.SandboxRemoved
-	(*PodTerminated)(nil),          // 32: actorlet.v1.PodTerminated
-	(*PodRemoved)(nil),             // 33: actorlet.v1.PodRemoved
-	(*PodState)(nil),               // 34: actorlet.v1.PodState
-	(*StageHookRecord)(nil),        // 35: actorlet.v1.StageHookRecord
-	(*SandboxRecord)(nil),          // 36: actorlet.v1.SandboxRecord
-	(*ContainerRecord)(nil),        // 37: actorlet.v1.ContainerRecord
-	(*Termination)(nil),            // 38: actorlet.v1.Termination
-	nil,                            // 39: actorlet.v1.PodState.ContainersEntry
-	nil,                            // 40: actorlet.v1.PodState.StageHooksEntry
+	(ProbeKind)(0),                    // 0: actorlet.v1.ProbeKind
+	(SandboxPhase)(0),                 // 1: actorlet.v1.SandboxPhase
+	(ContainerPhase)(0),               // 2: actorlet.v1.ContainerPhase
+	(*Envelope)(nil),                  // 3: actorlet.v1.Envelope
+	(*Snapshot)(nil),                  // 4: actorlet.v1.Snapshot
+	(*Event)(nil),                     // 5: actorlet.v1.Event
+	(*PodAccepted)(nil),               // 6: actorlet.v1.PodAccepted
+	(*PodRejected)(nil),               // 7: actorlet.v1.PodRejected
+	(*ImagePulled)(nil),               // 8: actorlet.v1.ImagePulled
+	(*ImagePullFailed)(nil),           // 9: actorlet.v1.ImagePullFailed
+	(*SandboxRequested)(nil),          // 10: actorlet.v1.SandboxRequested
+	(*SandboxCreated)(nil),            // 11: actorlet.v1.SandboxCreated
+	(*SandboxFailed)(nil),             // 12: actorlet.v1.SandboxFailed
+	(*SandboxLost)(nil),               // 13: actorlet.v1.SandboxLost
+	(*ContainerRequested)(nil),        // 14: actorlet.v1.ContainerRequested
+	(*ContainerCreated)(nil),          // 15: actorlet.v1.ContainerCreated
+	(*ContainerFailed)(nil),           // 16: actorlet.v1.ContainerFailed
+	(*ContainerStarted)(nil),          // 17: actorlet.v1.ContainerStarted
+	(*ContainerExited)(nil),           // 18: actorlet.v1.ContainerExited
+	(*BackOffStarted)(nil),            // 19: actorlet.v1.BackOffStarted
+	(*ContainerRemoved)(nil),          // 20: actorlet.v1.ContainerRemoved
+	(*PodTerminating)(nil),            // 21: actorlet.v1.PodTerminating
+	(*ActiveDeadlineExceeded)(nil),    // 22: actorlet.v1.ActiveDeadlineExceeded
+	(*ProbeChanged)(nil),              // 23: actorlet.v1.ProbeChanged
+	(*HookFailed)(nil),                // 24: actorlet.v1.HookFailed
+	(*HookRequested)(nil),             // 25: actorlet.v1.HookRequested
+	(*HookDecided)(nil),               // 26: actorlet.v1.HookDecided
+	(*PodInitialized)(nil),            // 27: actorlet.v1.PodInitialized
+	(*PodEvicted)(nil),                // 28: actorlet.v1.PodEvicted
+	(*PodUpdated)(nil),                // 29: actorlet.v1.PodUpdated
+	(*PodResizePending)(nil),          // 30: actorlet.v1.PodResizePending
+	(*PodResizeAllocated)(nil),        // 31: actorlet.v1.PodResizeAllocated
+	(*ContainerResized)(nil),          // 32: actorlet.v1.ContainerResized
+	(*ContainerResizeFailed)(nil),     // 33: actorlet.v1.ContainerResizeFailed
+	(*ContainerResizeRestarting)(nil), // 34: actorlet.v1.ContainerResizeRestarting
+	(*PodResizeCompleted)(nil),        // 35: actorlet.v1.PodResizeCompleted
+	(*Resources)(nil),                 // 36: actorlet.v1.Resources
+	(*SandboxStopped)(nil),            // 37: actorlet.v1.SandboxStopped
+	(*SandboxRemoved)(nil),            // 38: actorlet.v1.SandboxRemoved
+	(*PodTerminated)(nil),             // 39: actorlet.v1.PodTerminated
+	(*PodRemoved)(nil),                // 40: actorlet.v1.PodRemoved
+	(*PodState)(nil),                  // 41: actorlet.v1.PodState
+	(*StageHookRecord)(nil),           // 42: actorlet.v1.StageHookRecord
+	(*SandboxRecord)(nil),             // 43: actorlet.v1.SandboxRecord
+	(*ContainerRecord)(nil),           // 44: actorlet.v1.ContainerRecord
+	(*Termination)(nil),               // 45: actorlet.v1.Termination
+	nil,                               // 46: actorlet.v1.PodState.ContainersEntry
+	nil,                               // 47: actorlet.v1.PodState.StageHooksEntry
+	nil,                               // 48: actorlet.v1.PodState.AllocatedEntry
 }
 var file_actorlet_v1_events_proto_depIdxs = []int32{
 	5,  // 0: actorlet.v1.Envelope.event:type_name -> actorlet.v1.Event
-	34, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
+	41, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
 	6,  // 2: actorlet.v1.Event.pod_accepted:type_name -> actorlet.v1.PodAccepted
 	7,  // 3: actorlet.v1.Event.pod_rejected:type_name -> actorlet.v1.PodRejected
 	8,  // 4: actorlet.v1.Event.image_pulled:type_name -> actorlet.v1.ImagePulled
@@ -3920,10 +4644,10 @@ var file_actorlet_v1_events_proto_depIdxs = []int32{
 	18, // 13: actorlet.v1.Event.container_exited:type_name -> actorlet.v1.ContainerExited
 	19, // 14: actorlet.v1.Event.back_off_started:type_name -> actorlet.v1.BackOffStarted
 	21, // 15: actorlet.v1.Event.pod_terminating:type_name -> actorlet.v1.PodTerminating
-	30, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
-	31, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
-	32, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
-	33, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
+	37, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
+	38, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
+	39, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
+	40, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
 	20, // 20: actorlet.v1.Event.container_removed:type_name -> actorlet.v1.ContainerRemoved
 	13, // 21: actorlet.v1.Event.sandbox_lost:type_name -> actorlet.v1.SandboxLost
 	22, // 22: actorlet.v1.Event.active_deadline_exceeded:type_name -> actorlet.v1.ActiveDeadlineExceeded
@@ -3932,23 +4656,33 @@ var file_actorlet_v1_events_proto_depIdxs = []int32{
 	27, // 25: actorlet.v1.Event.pod_initialized:type_name -> actorlet.v1.PodInitialized
 	28, // 26: actorlet.v1.Event.pod_evicted:type_name -> actorlet.v1.PodEvicted
 	29, // 27: actorlet.v1.Event.pod_updated:type_name -> actorlet.v1.PodUpdated
-	25, // 28: actorlet.v1.Event.hook_requested:type_name -> actorlet.v1.HookRequested
-	26, // 29: actorlet.v1.Event.hook_decided:type_name -> actorlet.v1.HookDecided
-	0,  // 30: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
-	36, // 31: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
-	36, // 32: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
-	39, // 33: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
-	40, // 34: actorlet.v1.PodState.stage_hooks:type_name -> actorlet.v1.PodState.StageHooksEntry
-	1,  // 35: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
-	2,  // 36: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
-	38, // 37: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
-	37, // 38: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
-	35, // 39: actorlet.v1.PodState.StageHooksEntry.value:type_name -> actorlet.v1.StageHookRecord
-	40, // [40:40] is the sub-list for method output_type
-	40, // [40:40] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	30, // 28: actorlet.v1.Event.pod_resize_pending:type_name -> actorlet.v1.PodResizePending
+	31, // 29: actorlet.v1.Event.pod_resize_allocated:type_name -> actorlet.v1.PodResizeAllocated
+	32, // 30: actorlet.v1.Event.container_resized:type_name -> actorlet.v1.ContainerResized
+	33, // 31: actorlet.v1.Event.container_resize_failed:type_name -> actorlet.v1.ContainerResizeFailed
+	34, // 32: actorlet.v1.Event.container_resize_restarting:type_name -> actorlet.v1.ContainerResizeRestarting
+	35, // 33: actorlet.v1.Event.pod_resize_completed:type_name -> actorlet.v1.PodResizeCompleted
+	25, // 34: actorlet.v1.Event.hook_requested:type_name -> actorlet.v1.HookRequested
+	26, // 35: actorlet.v1.Event.hook_decided:type_name -> actorlet.v1.HookDecided
+	0,  // 36: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
+	43, // 37: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
+	43, // 38: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
+	46, // 39: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
+	47, // 40: actorlet.v1.PodState.stage_hooks:type_name -> actorlet.v1.PodState.StageHooksEntry
+	48, // 41: actorlet.v1.PodState.allocated:type_name -> actorlet.v1.PodState.AllocatedEntry
+	36, // 42: actorlet.v1.PodState.allocated_pod_resources:type_name -> actorlet.v1.Resources
+	1,  // 43: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
+	2,  // 44: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
+	45, // 45: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
+	36, // 46: actorlet.v1.ContainerRecord.applied:type_name -> actorlet.v1.Resources
+	44, // 47: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
+	42, // 48: actorlet.v1.PodState.StageHooksEntry.value:type_name -> actorlet.v1.StageHookRecord
+	36, // 49: actorlet.v1.PodState.AllocatedEntry.value:type_name -> actorlet.v1.Resources
+	50, // [50:50] is the sub-list for method output_type
+	50, // [50:50] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_actorlet_v1_events_proto_init() }
@@ -3983,6 +4717,12 @@ func file_actorlet_v1_events_proto_init() {
 		(*Event_PodInitialized)(nil),
 		(*Event_PodEvicted)(nil),
 		(*Event_PodUpdated)(nil),
+		(*Event_PodResizePending)(nil),
+		(*Event_PodResizeAllocated)(nil),
+		(*Event_ContainerResized)(nil),
+		(*Event_ContainerResizeFailed)(nil),
+		(*Event_ContainerResizeRestarting)(nil),
+		(*Event_PodResizeCompleted)(nil),
 		(*Event_HookRequested)(nil),
 		(*Event_HookDecided)(nil),
 	}
@@ -3992,7 +4732,7 @@ func file_actorlet_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actorlet_v1_events_proto_rawDesc), len(file_actorlet_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   38,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

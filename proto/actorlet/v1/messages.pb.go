@@ -85,6 +85,14 @@ type PodDesired struct {
 	// it (OutOfcpu, OutOfmemory, OutOfpods, ...): it is rejected, not run.
 	RejectReason  string `protobuf:"bytes,3,opt,name=reject_reason,json=rejectReason,proto3" json:"reject_reason,omitempty"`
 	RejectMessage string `protobuf:"bytes,4,opt,name=reject_message,json=rejectMessage,proto3" json:"reject_message,omitempty"`
+	// resize_judged: the node's admission judged the pod's requests (an
+	// in-place resize of a pod it holds) beside the other pods it holds:
+	// resize_reason "" fits; else (OutOfcpu, OutOfmemory, ...) the resize is
+	// Deferred with resize_message, until judged again. Not judged (no
+	// admission), the core fits the pod to the node's allocatable alone.
+	ResizeJudged  bool   `protobuf:"varint,5,opt,name=resize_judged,json=resizeJudged,proto3" json:"resize_judged,omitempty"`
+	ResizeReason  string `protobuf:"bytes,6,opt,name=resize_reason,json=resizeReason,proto3" json:"resize_reason,omitempty"`
+	ResizeMessage string `protobuf:"bytes,7,opt,name=resize_message,json=resizeMessage,proto3" json:"resize_message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -143,6 +151,27 @@ func (x *PodDesired) GetRejectReason() string {
 func (x *PodDesired) GetRejectMessage() string {
 	if x != nil {
 		return x.RejectMessage
+	}
+	return ""
+}
+
+func (x *PodDesired) GetResizeJudged() bool {
+	if x != nil {
+		return x.ResizeJudged
+	}
+	return false
+}
+
+func (x *PodDesired) GetResizeReason() string {
+	if x != nil {
+		return x.ResizeReason
+	}
+	return ""
+}
+
+func (x *PodDesired) GetResizeMessage() string {
+	if x != nil {
+		return x.ResizeMessage
 	}
 	return ""
 }
@@ -874,13 +903,16 @@ var File_actorlet_v1_messages_proto protoreflect.FileDescriptor
 
 const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\n" +
-	"\x1aactorlet/v1/messages.proto\x12\vactorlet.v1\x1a\x18actorlet/v1/events.proto\"\x8b\x01\n" +
+	"\x1aactorlet/v1/messages.proto\x12\vactorlet.v1\x1a\x18actorlet/v1/events.proto\"\xfc\x01\n" +
 	"\n" +
 	"PodDesired\x12\x19\n" +
 	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12#\n" +
 	"\rreject_reason\x18\x03 \x01(\tR\frejectReason\x12%\n" +
-	"\x0ereject_message\x18\x04 \x01(\tR\rrejectMessage\"&\n" +
+	"\x0ereject_message\x18\x04 \x01(\tR\rrejectMessage\x12#\n" +
+	"\rresize_judged\x18\x05 \x01(\bR\fresizeJudged\x12#\n" +
+	"\rresize_reason\x18\x06 \x01(\tR\fresizeReason\x12%\n" +
+	"\x0eresize_message\x18\a \x01(\tR\rresizeMessage\"&\n" +
 	"\fPodUndesired\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xa3\x02\n" +
 	"\x0fRuntimeObserved\x12\x17\n" +
