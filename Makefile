@@ -70,15 +70,17 @@ test-e2e:
 
 # The upstream node conformance suite (e2e.test v1.37.2) against one node on
 # containerd (env.sh) and the control plane (cluster.sh), as root:
-#   make conformance [NODE=actorlet|kubelet] [FOCUS=regexp] [SKIP=regexp] [PROCS=n]
+#   make conformance [NODE=actorlet|kubelet] [FOCUS=regexp|small|ci] [SKIP=regexp] [PROCS=n] [SUITE=full|node]
 # builds e2e.test, ginkgo, agnhost (and the kubelet) once into the tool cache
 # and the test images, runs the suite, prints passed/failed/skipped and every
 # failure, and tears it all down. Default focus [NodeConformance] without
-# [Serial], [Disruptive], [Flaky], [Slow], [Feature:*] and [Alpha]. See
+# [Serial], [Disruptive], [Flaky], [Slow], [Feature:*] and [Alpha]. FOCUS=ci
+# is the fixed list .ci/run runs (every spec must pass), on e2e-node.test
+# (SUITE=node: test/e2e/common's specs only, cheaper to build). See
 # test/conformance/run.sh.
 NODE ?= actorlet
 conformance:
-	NODE=$(NODE) FOCUS='$(FOCUS)' SKIP='$(SKIP)' PROCS=$(or $(PROCS),1) test/conformance/run.sh all
+	NODE=$(NODE) FOCUS='$(FOCUS)' SKIP='$(SKIP)' SUITE='$(SUITE)' PROCS=$(or $(PROCS),1) test/conformance/run.sh all
 
 # containerd for the end-to-end tests and for trying actorlet on (FLAVOR=debian
 # for Debian's containerd 1.6); `make e2e-down` removes its pods and stops it.

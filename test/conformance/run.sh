@@ -7,8 +7,9 @@
 # here before the node starts; never the host's own address).
 #
 #   test/conformance/run.sh all      build, images, up, run, summary, down (down also on failure)
-#   test/conformance/run.sh build    e2e.test, ginkgo and agnhost (cluster.sh install e2e, cached) and
-#                                    the upstream kubelet with NODE=kubelet (cluster.sh install kubelet)
+#   test/conformance/run.sh build    e2e.test (SUITE=full; e2e-node.test with SUITE=node), ginkgo and
+#                                    agnhost (cluster.sh install e2e or e2e-node, cached) and the
+#                                    upstream kubelet with NODE=kubelet (cluster.sh install kubelet)
 #   test/conformance/run.sh images   the test images as docker archives under $TOOLS/conformance-images-v1.37.2
 #   test/conformance/run.sh up       env.sh up, the bridge and its gateway, the images imported,
 #                                    cluster.sh up, the node; waits for it to be Ready
@@ -17,8 +18,11 @@
 #                                    passed/failed/skipped and every failure's name (exit 1 if one failed)
 #   test/conformance/run.sh down     the node, cluster.sh down, env.sh down
 #
-# Environment: NODE (actorlet | kubelet), FOCUS (default '\[NodeConformance\]'; 'small': 6 specs), SKIP (default
-# '\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|\[Feature:|\[Alpha\]'), PROCS (ginkgo processes,
+# Environment: NODE (actorlet | kubelet), FOCUS (default '\[NodeConformance\]'; 'small': 6 specs; 'ci': the
+# fixed list CI runs, every spec of it must pass), SKIP (default
+# '\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|\[Feature:|\[Alpha\]'), SUITE (full: e2e.test, every area
+# of test/e2e; node: e2e-node.test, test/e2e/common's specs only, test/conformance/_e2enode; default node
+# with FOCUS=ci or small, full otherwise), PROCS (ginkgo processes,
 # default 1: e2e.test alone), RESULTS (default _out/conformance/<node>-<time>), and those of
 # env.sh and cluster.sh: ACTORLET_E2E_PREFIX, ACTORLET_E2E_BRIDGE, ACTORLET_E2E_SUBNET,
 # ACTORLET_CLUSTER_PREFIX, ACTORLET_*_PORT, ACTORLET_TOOLS. ACTORLET_CONFORMANCE_NODE_PORT: the
@@ -47,8 +51,57 @@ STATE=$CLUSTER_PREFIX/conformance # the node's files, pid, logs
 # FOCUS=small: a few specs (a pod's host IP, termination messages, emptyDir
 # modes, an exec liveness probe): the harness's smoke test, a few minutes.
 SMALL_FOCUS='Pods should get a host IP|Container Runtime blackbox test on terminated container should report termination message if TerminationMessagePath is set|EmptyDir volumes should support \(non-root,0644,tmpfs\)|EmptyDir volumes volume on default medium should have the correct mode|Probing container should be restarted with a exec "cat /tmp/health" liveness probe'
+# FOCUS=ci: what .ci/run runs on every submission (24 specs, about 3 minutes
+# with PROCS=2), test/e2e/common [NodeConformance] specs that pass against
+# actorlet: logs and termination messages of finished containers, emptyDir,
+# secret, configMap and downward API volumes, liveness, readiness and startup
+# probes, lifecycle hooks (http and sleep; the exec hooks run curl, which this
+# harness's agnhost image lacks), init containers. No in-place resize: actorlet
+# does not resize (and those specs are [Slow] and feature-gated). Each entry
+# names exactly one spec; all must run and pass.
+CI_SPECS=(
+  # logs and termination messages of finished containers
+  'Container Runtime blackbox test on terminated container should report termination message if TerminationMessagePath is set \[NodeConformance\]'
+  'Container Runtime blackbox test on terminated container should report termination message from log output if TerminationMessagePolicy FallbackToLogsOnError is set'
+  'Container Runtime blackbox test on terminated container should report termination message as empty when pod succeeds'
+  'Container Runtime blackbox test when starting a container that exits should run with the expected status'
+  'Kubelet when scheduling a busybox command in a pod should print the output to logs'
+  'Kubelet when scheduling a busybox command that always fails in a pod should have an terminated reason'
+  'Pods should get a host IP'
+  # volumes
+  'EmptyDir volumes should support \(non-root,0644,tmpfs\)'
+  'EmptyDir volumes volume on default medium should have the correct mode'
+  'Secrets should be consumable from pods in volume \[Conformance\]'
+  'ConfigMap should be consumable from pods in volume \[Conformance\]'
+  'Downward API volume should provide podname only'
+  # probes
+  'Probing container should be restarted with a exec "cat /tmp/health" liveness probe'
+  'Probing container should be restarted with a /healthz http liveness probe'
+  'Probing container with readiness probe should not be ready before initial delay and never restart'
+  'Probing container should be ready immediately after startupProbe succeeds'
+  # lifecycle hooks
+  'sig-node\] Container Lifecycle Hook when create a pod with lifecycle hook should execute poststart http hook properly'
+  'sig-node\] Container Lifecycle Hook when create a pod with lifecycle hook should execute prestop http hook properly'
+  'Restartable Init Container Lifecycle Hook when create a pod with lifecycle hook should execute poststart http hook properly'
+  'Lifecycle Sleep Hook when create a pod with lifecycle hook using sleep action valid prestop hook using sleep action'
+  'Lifecycle sleep action zero value .* prestop hook using sleep action with zero duration'
+  # init containers
+  'InitContainer should invoke init containers on a RestartNever pod'
+  'InitContainer should invoke init containers on a RestartAlways pod'
+  'InitContainer should not start app containers and fail the pod if init containers fail on a RestartNever pod'
+)
 FOCUS=${FOCUS:-'\[NodeConformance\]'}
-[ "$FOCUS" = small ] && FOCUS=$SMALL_FOCUS
+FOCUS_NAME=$FOCUS
+case $FOCUS in
+small) FOCUS=$SMALL_FOCUS ;;
+ci) FOCUS=$(IFS='|'; echo "${CI_SPECS[*]}") ;;
+esac
+case $FOCUS_NAME in ci | small) SUITE=${SUITE:-node} ;; *) SUITE=${SUITE:-full} ;; esac
+case $SUITE in
+full) E2E_TEST=e2e.test E2E_EXTRA=e2e ;;
+node) E2E_TEST=e2e-node.test E2E_EXTRA=e2e-node ;;
+*) echo "SUITE is full or node, not '$SUITE'" >&2; exit 2 ;;
+esac
 SKIP=${SKIP:-'\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|\[Feature:|\[Alpha\]'}
 PROCS=${PROCS:-1}
 CMD=${1:-}
@@ -59,7 +112,7 @@ die() { trap - ERR; log "FAILED: $*"; exit 1; }
 trap 'die "line $LINENO: \`$BASH_COMMAND\` exited with $?"' ERR
 
 build() {
-  local t extras=(e2e)
+  local t extras=("$E2E_EXTRA")
   t=$(date +%s)
   [ "$NODE" = kubelet ] && extras+=(kubelet)
   "$CLUSTER_SH" install "${extras[@]}"
@@ -264,7 +317,7 @@ down() {
 # -------------------------------------------------------------------------------------------- run
 run_e2e() {
   local res t rc=0
-  [ -x "$KBIN/e2e.test" ] || die "no $KBIN/e2e.test: run build first"
+  [ -x "$KBIN/$E2E_TEST" ] || die "no $KBIN/$E2E_TEST: run build first (SUITE=$SUITE)"
   node_alive || die "no node running: run up first"
   res=${RESULTS:-$ROOT/_out/conformance/$NODE-$(date -u +%Y%m%d-%H%M%S)}
   mkdir -p "$res"
@@ -273,14 +326,23 @@ run_e2e() {
   t=$(date +%s)
   if [ "$PROCS" -gt 1 ]; then
     (cd "$res" && "$KBIN/ginkgo" --procs="$PROCS" --no-color --output-dir="$res" --junit-report=junit.xml \
-      "--focus=$FOCUS" "--skip=$SKIP" --timeout=4h "$KBIN/e2e.test" -- "${args[@]}" "$@") >"$res/e2e.log" 2>&1 || rc=$?
+      "--focus=$FOCUS" "--skip=$SKIP" --timeout=4h "$KBIN/$E2E_TEST" -- "${args[@]}" "$@") >"$res/e2e.log" 2>&1 || rc=$?
   else
-    (cd "$res" && "$KBIN/e2e.test" "${args[@]}" "--ginkgo.focus=$FOCUS" "--ginkgo.skip=$SKIP" --ginkgo.no-color \
+    (cd "$res" && "$KBIN/$E2E_TEST" "${args[@]}" "--ginkgo.focus=$FOCUS" "--ginkgo.skip=$SKIP" --ginkgo.no-color \
       --ginkgo.junit-report="$res/junit.xml" --ginkgo.timeout=4h "$@") >"$res/e2e.log" 2>&1 || rc=$?
   fi
-  printf 'node %s; focus %s; skip %s; procs %s; %s s; e2e.test exit %s\n' "$NODE" "$FOCUS" "$SKIP" "$PROCS" "$(( $(date +%s) - t ))" "$rc" | tee "$res/run" >&2
+  printf 'node %s; focus %s; skip %s; procs %s; %s s; %s exit %s\n' "$NODE" "$FOCUS" "$SKIP" "$PROCS" "$(( $(date +%s) - t ))" "$E2E_TEST" "$rc" | tee "$res/run" >&2
   cp "$STATE/node.log" "$res/node.log" 2>/dev/null || true
-  summary "$res"
+  local out
+  out=$(summary "$res") || { echo "$out"; die "failed specs (report in $res)"; }
+  echo "$out"
+  # FOCUS=ci: every listed spec ran and passed (a renamed spec would
+  # otherwise drop out unnoticed), and the suite itself exited 0.
+  if [ "$FOCUS_NAME" = ci ]; then
+    grep -q "^passed ${#CI_SPECS[@]}, failed 0, " <<<"$out" ||
+      die "FOCUS=ci: ${#CI_SPECS[@]} specs should have passed (report in $res)"
+    [ "$rc" = 0 ] || die "FOCUS=ci: $E2E_TEST exited $rc (log $res/e2e.log)"
+  fi
 }
 
 summary() {

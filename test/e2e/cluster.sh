@@ -7,12 +7,14 @@
 # controller-manager runs the workload controllers (Deployments, ReplicaSets,
 # ...), garbage collection, namespaces and node lifecycle (NotReady taints).
 #
-#   test/e2e/cluster.sh install [kubelet] [kubeadm] [e2e]
+#   test/e2e/cluster.sh install [kubelet] [kubeadm] [e2e] [e2e-node]
 #                                 build etcd, kube-apiserver, kube-scheduler, kube-controller-manager and
 #                                 kubectl once (cached; about 10 min cold); `kubelet` also the upstream
 #                                 kubelet (make bench-cluster compares actorlet with it), `kubeadm` also
 #                                 kubeadm (test/kubeadm), `e2e` also e2e.test, ginkgo and agnhost
-#                                 (make conformance)
+#                                 (make conformance), `e2e-node` also e2e-node.test (the specs of
+#                                 test/e2e/common only: test/conformance/_e2enode), ginkgo and agnhost
+#                                 (make conformance FOCUS=ci)
 #   test/e2e/cluster.sh up        install if needed, certificates and tokens, start etcd, the apiserver, the
 #                                 scheduler and the controller-manager, write $PREFIX/env (source it for
 #                                 the tests) and kubeconfigs
@@ -110,13 +112,18 @@ install() {
   # needs no new `go mod tidy`, but built only when asked for: `install
   # kubelet`, `install kubeadm`.
   local c cmds=() missing=() want=(kube-apiserver kube-scheduler kube-controller-manager kubectl) e2e="" e2e_test=""
+  local e2e_node="" e2e_node_test="" node_src=$ROOT/test/conformance/_e2enode/e2enode_test.go
   for c in "$@"; do
     case $c in
     kubelet | kubeadm) want+=("$c") ;;
     # The node conformance suite (test/conformance): e2e.test and the ginkgo
     # CLI, built in the same wrapper module (one build cache) only when asked.
     e2e) e2e=1 ;;
-    *) die "install: unknown extra '$c' (kubelet, kubeadm, e2e)" ;;
+    # The trimmed suite for CI (FOCUS=ci): e2e-node.test, a package of the
+    # wrapper module itself (e2enode/, copied from test/conformance/_e2enode)
+    # that registers only test/e2e/common's specs.
+    e2e-node) e2e_node=1 ;;
+    *) die "install: unknown extra '$c' (kubelet, kubeadm, e2e, e2e-node)" ;;
     esac
   done
   for c in kube-apiserver kube-scheduler kube-controller-manager kubectl kubelet kubeadm; do
@@ -137,6 +144,18 @@ install() {
     # (ginkgo is rebuilt with e2e.test, from the cache: BUILD is never empty)
     [ -x "$BIN/ginkgo" ] && [ -x "$BIN/e2e.test" ] || { missing+=(github.com/onsi/ginkgo/v2/ginkgo); e2e_test=1; }
   fi
+  if [ -n "$e2e_node" ]; then
+    cmds+=(github.com/onsi/ginkgo/v2/ginkgo k8s.io/kubernetes/test/images/agnhost)
+    [ -x "$BIN/agnhost" ] || missing+=(k8s.io/kubernetes/test/images/agnhost)
+    # Built again when its source changed ($BIN/e2e-node.test.go: the copy it
+    # was built from). The package is in the wrapper module before `go mod
+    # tidy` runs there, so tidy keeps what its imports need.
+    if ! { [ -x "$BIN/ginkgo" ] && [ -x "$BIN/e2e-node.test" ] && cmp -s "$node_src" "$BIN/e2e-node.test.go"; }; then
+      mkdir -p "$TOOLS/.src/k8s/e2enode"
+      cp "$node_src" "$TOOLS/.src/k8s/e2enode/e2enode_test.go"
+      missing+=(github.com/onsi/ginkgo/v2/ginkgo); e2e_node_test=1
+    fi
+  fi
   if [ ${#missing[@]} -gt 0 ]; then
     t=$(now)
     # k8s.io/kubernetes requires its staging modules at v0.0.0 with replaces to
@@ -156,6 +175,13 @@ install() {
       (cd "$TOOLS/.src/k8s" && go test -c -trimpath -ldflags="$ld" -o "$BIN/.e2e.test.tmp" k8s.io/kubernetes/test/e2e)
       mv "$BIN/.e2e.test.tmp" "$BIN/e2e.test"
       log "built e2e.test $K8S_VERSION ($(since "$t"))"
+    fi
+    if [ -n "$e2e_node_test" ]; then
+      t=$(now)
+      (cd "$TOOLS/.src/k8s" && go test -c -trimpath -ldflags="$ld" -o "$BIN/.e2e-node.test.tmp" ./e2enode)
+      mv "$BIN/.e2e-node.test.tmp" "$BIN/e2e-node.test"
+      cp "$node_src" "$BIN/e2e-node.test.go"
+      log "built e2e-node.test $K8S_VERSION ($(since "$t"))"
     fi
   fi
   # metrics-server, which the e2e tests run against the node agents (it is a
