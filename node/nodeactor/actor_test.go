@@ -120,14 +120,7 @@ func TestNodeRegistersReportsAndRenews(t *testing.T) {
 		"Normal NodeHasSufficientPID Node node-1 status is now: NodeHasSufficientPID",
 		"Normal NodeReady Node node-1 status is now: NodeReady",
 		"Normal NodeNotReady Node node-1 status is now: NodeNotReady", "Normal NodeReady Node node-1 status is now: NodeReady"} {
-		select {
-		case got := <-rec.Events:
-			if got != want {
-				t.Fatalf("event %q, want %q", got, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no event %q", want)
-		}
+		nextEvent(t, rec, want)
 	}
 
 	// Deleted while nothing changes: noticed at the next period anyway.
@@ -231,14 +224,7 @@ func TestNodePressureEvents(t *testing.T) {
 	}))
 	next := func(want string) {
 		t.Helper()
-		select {
-		case got := <-rec.Events:
-			if got != want {
-				t.Fatalf("event %q, want %q", got, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no event %q", want)
-		}
+		nextEvent(t, rec, want)
 	}
 	for _, r := range []string{"Starting", "NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID", "NodeReady"} {
 		if r == "Starting" {
@@ -266,5 +252,18 @@ func TestNodePressureEvents(t *testing.T) {
 	case got := <-rec.Events:
 		t.Fatalf("unexpected event %q", got)
 	default:
+	}
+}
+
+// nextEvent fails the test unless rec's next event, within a deadline, is want.
+func nextEvent(t *testing.T, rec *record.FakeRecorder, want string) {
+	t.Helper()
+	select {
+	case got := <-rec.Events:
+		if got != want {
+			t.Fatalf("event %q, want %q", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no event %q", want)
 	}
 }
