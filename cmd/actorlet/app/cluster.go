@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -42,7 +43,7 @@ func cgroupRoot(kc *kubeletconfigv1beta1.KubeletConfiguration) string {
 
 // machine describes this host to the API server: CPUs and memory as
 // capacity and allocatable (nothing reserved yet), maxPods pods.
-func machine(nodeName string, nodeIPs []net.IP, maxPods int32) nodeactor.Machine {
+func machine(nodeName string, nodeIPs []net.IP, maxPods int32, rootDir string) nodeactor.Machine {
 	res := corev1.ResourceList{
 		corev1.ResourceCPU:  *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI),
 		corev1.ResourcePods: *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
@@ -50,6 +51,20 @@ func machine(nodeName string, nodeIPs []net.IP, maxPods int32) nodeactor.Machine
 	var si unix.Sysinfo_t
 	if unix.Sysinfo(&si) == nil {
 		res[corev1.ResourceMemory] = *resource.NewQuantity(int64(si.Totalram)*int64(si.Unit), resource.BinarySI)
+	}
+	// ephemeral-storage: the size of the filesystem of the root directory,
+	// as the kubelet reports its node filesystem (the scheduler places pods
+	// that request ephemeral storage only on a node that reports it).
+	// The directory may not exist yet: its nearest existing parent's.
+	for dir := filepath.Clean(rootDir); ; dir = filepath.Dir(dir) {
+		var fs unix.Statfs_t
+		if unix.Statfs(dir, &fs) == nil {
+			res[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(int64(fs.Blocks)*int64(fs.Bsize), resource.BinarySI)
+			break
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
 	}
 	info := corev1.NodeSystemInfo{
 		OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH, KubeletVersion: KubernetesVersion,

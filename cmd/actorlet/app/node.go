@@ -115,7 +115,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		}
 		runRotator(clientCerts)
 	}
-	mach := machine(nc.nodeName, nc.nodeIPs, kc.MaxPods)
+	mach := machine(nc.nodeName, nc.nodeIPs, kc.MaxPods, nc.node.RootDirectory)
 	var api *apiParts
 	if kube != nil {
 		if api, err = newAPIParts(kube, eventKube, nc.nodeName, mach.Allocatable, log); err != nil {
