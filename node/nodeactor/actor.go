@@ -209,16 +209,6 @@ var pressureEvents = []struct {
 	{corev1.NodePIDPressure, "NodeHasInsufficientPID", "NodeHasSufficientPID"},
 }
 
-// condition is st's condition of type typ, nil if it has none.
-func condition(st *corev1.NodeStatus, typ corev1.NodeConditionType) *corev1.NodeCondition {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == typ {
-			return &st.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // event records a Normal event on the Node, referenced as the kubelet
 // references it (UID: the node's name).
 func (a *nodeActor) event(reason, msg string) {

@@ -87,13 +87,21 @@ func Status(prev *corev1.NodeStatus, m Machine, rt RuntimeHealth, pressure []cor
 // Ready is the status's Ready condition (the zero condition if it has none).
 func Ready(st *corev1.NodeStatus) corev1.NodeCondition {
 	if st != nil {
-		for _, c := range st.Conditions {
-			if c.Type == corev1.NodeReady {
-				return c
-			}
+		if c := condition(st, corev1.NodeReady); c != nil {
+			return *c
 		}
 	}
 	return corev1.NodeCondition{}
+}
+
+// condition is st's condition of type typ, nil if it has none.
+func condition(st *corev1.NodeStatus, typ corev1.NodeConditionType) *corev1.NodeCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == typ {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // changed tells whether a status differs from the last one sent in more
