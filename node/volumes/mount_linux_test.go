@@ -15,9 +15,7 @@ import (
 // TestSystemMounterTmpfs mounts a real tmpfs in a temp dir; it needs root
 // (CAP_SYS_ADMIN) and is skipped otherwise.
 func TestSystemMounterTmpfs(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	needRoot(t, "mounting needs root")
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "mnt")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -58,9 +56,7 @@ func TestSystemMounterTmpfs(t *testing.T) {
 // TestRemoveAllOneFSStopsAtMounts checks that TearDown's removal refuses
 // to cross into a mounted file system (needs root).
 func TestRemoveAllOneFSStopsAtMounts(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	needRoot(t, "mounting needs root")
 	root := t.TempDir()
 	mnt := filepath.Join(root, "pod", "vol")
 	if err := os.MkdirAll(mnt, 0o755); err != nil {
