@@ -68,6 +68,13 @@ func ContainerOOMScoreAdj(pod *corev1.Pod, c *corev1.Container, memoryCapacity i
 	return min(max(adj, minBurstableOOMScoreAdj), maxBurstableOOMScoreAdj)
 }
 
+// isStaticPod is the kubelet's IsStaticPod: a config.source annotation
+// that is not the API server's.
+func isStaticPod(pod *corev1.Pod) bool {
+	src, ok := pod.Annotations[annotationConfigSource]
+	return ok && src != apiserverSource
+}
+
 // isNodeCriticalPod is the kubelet's IsNodeCriticalPod: priority class
 // system-node-critical on a critical pod, one that is static, mirrored, or
 // of priority at least system-critical.
@@ -75,7 +82,7 @@ func isNodeCriticalPod(pod *corev1.Pod) bool {
 	if pod.Spec.PriorityClassName != systemNodeCritical {
 		return false
 	}
-	if src, ok := pod.Annotations[annotationConfigSource]; ok && src != apiserverSource {
+	if isStaticPod(pod) {
 		return true
 	}
 	if _, ok := pod.Annotations[annotationConfigMirror]; ok {

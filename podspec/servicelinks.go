@@ -46,8 +46,7 @@ func serviceEnv(ctx context.Context, pod *corev1.Pod, l ServiceLister) (map[stri
 		return m, nil
 	}
 	services, err := l.Services(ctx)
-	if errors.Is(err, ErrServicesNotSynced) && pod.Annotations[annotationConfigSource] != "" &&
-		pod.Annotations[annotationConfigSource] != "api" {
+	if errors.Is(err, ErrServicesNotSynced) && isStaticPod(pod) {
 		return m, nil
 	}
 	if err != nil {
