@@ -16,7 +16,7 @@ import (
 // (lifecycle.Delay) or refuses it (lifecycle.Veto) with a reason and
 // message that show in the pod's status and events. lifecycle.Stage says
 // what a Delay and a Veto do at each stage. Install hooks with
-// agent.Config.LifecycleHooks.
+// agent.WithLifecycleHook.
 //
 // Guarantee: at most once per try. Before a hook is called about a step
 // (stage, pod, container, attempt), the pod's journal holds the intent

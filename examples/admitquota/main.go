@@ -1,5 +1,5 @@
 // Command admitquota runs an actorlet node on the in-process simulated
-// runtime with an admit handler (actors.Admitter, agent.Config.AdmitHandlers)
+// runtime with an admit handler (actors.Admitter, agent.WithAdmitHandler)
 // that enforces a node-local quota of a custom extended resource,
 // example.com/widget: a pod whose widget requests, added to those of the
 // pods already admitted, exceed --quota is rejected, as the kubelet rejects
@@ -97,9 +97,7 @@ func run(args []string) error {
 	defer stop()
 	log, _ := zap.NewProduction(zap.IncreaseLevel(zap.WarnLevel))
 	pods := []*corev1.Pod{widgetPod("small", 2), widgetPod("medium", 1), widgetPod("large", 2)}
-	node, err := simnode.Start(ctx, *root, pods, log, func(c *agent.Config) {
-		c.AdmitHandlers = []actors.Admitter{widgetQuota{quota: *quota}}
-	})
+	node, err := simnode.Start(ctx, *root, pods, log, agent.WithAdmitHandler(widgetQuota{quota: *quota}))
 	if err != nil {
 		return err
 	}

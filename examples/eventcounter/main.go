@@ -84,9 +84,7 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log, _ := zap.NewProduction(zap.IncreaseLevel(zap.WarnLevel))
-	node, err := simnode.Start(ctx, *root, pods(), log, func(c *agent.Config) {
-		c.EventHandlers = []agent.EventHandler{counter}
-	})
+	node, err := simnode.Start(ctx, *root, pods(), log, agent.WithEventHandler(counter))
 	if err != nil {
 		return err
 	}

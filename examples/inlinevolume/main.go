@@ -1,6 +1,6 @@
 // Command inlinevolume runs an actorlet node on the in-process simulated
 // runtime with a volume plugin of its own (volumes.Plugin,
-// agent.Config.VolumePlugins): the driver files.example.com serves pods'
+// agent.WithVolumePlugin): the driver files.example.com serves pods'
 // CSI ephemeral inline volumes by writing one file per volumeAttribute
 // (the key is the file's name, the value its contents) into the volume.
 //
@@ -152,10 +152,7 @@ func run(args []string) error {
 	nodriver := filesPod("nodriver", "nosuch.example.com", map[string]string{"greeting": "never written"})
 	fm := &failedMounts{msgs: map[string]string{}, seen: make(chan struct{}, 1)}
 	tornDown := make(chan string, 1)
-	node, err := simnode.Start(ctx, abs, []*corev1.Pod{reader, nodriver}, log, func(c *agent.Config) {
-		c.VolumePlugins = map[string]volumes.Plugin{Driver: filesPlugin{tornDown: tornDown}}
-		c.Events = fm
-	})
+	node, err := simnode.Start(ctx, abs, []*corev1.Pod{reader, nodriver}, log, agent.WithVolumePlugin(Driver, filesPlugin{tornDown: tornDown}), agent.WithEventSink(fm))
 	if err != nil {
 		return err
 	}

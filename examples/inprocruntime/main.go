@@ -92,7 +92,7 @@ func run(args []string) error {
 	countdown := programPod("countdown", "example.com/countdown:1", corev1.RestartPolicyNever, map[string]string{"COUNT": "3", "EXIT_CODE": "3"})
 	rt := newGoRuntime(programs, "127.0.0.1")
 	defer rt.Close()
-	node, err := simnode.StartOn(ctx, rt, RuntimeName, abs, []*corev1.Pod{hello, countdown}, log, nil)
+	node, err := simnode.StartOn(ctx, rt, RuntimeName, abs, []*corev1.Pod{hello, countdown}, log)
 	if err != nil {
 		return err
 	}

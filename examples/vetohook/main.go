@@ -1,5 +1,5 @@
 // Command vetohook runs an actorlet node on the in-process simulated runtime
-// with a lifecycle hook (actors.LifecycleHook, agent.Config.LifecycleHooks)
+// with a lifecycle hook (actors.LifecycleHook, agent.WithLifecycleHook)
 // that vetoes pods by a label, and containers by an annotation:
 //
 //   - at the Accepted stage, a pod carrying the label --label (key=value,
@@ -155,10 +155,7 @@ func run(args []string) error {
 		examplePod("blocked", nil, map[string]string{VetoContainer: "helper"}, "app", "helper"),
 	}
 	events := &warnings{seen: map[string]bool{}}
-	node, err := simnode.Start(ctx, *root, pods, log, func(c *agent.Config) {
-		c.LifecycleHooks = []actors.LifecycleHook{labelVeto{key: key, value: value}}
-		c.Events = events
-	})
+	node, err := simnode.Start(ctx, *root, pods, log, agent.WithLifecycleHook(labelVeto{key: key, value: value}), agent.WithEventSink(events))
 	if err != nil {
 		return err
 	}

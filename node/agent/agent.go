@@ -14,13 +14,10 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/clock"
 
 	"github.com/actorlet/actorlet/actors"
-	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/journal"
 	"github.com/actorlet/actorlet/node/eviction"
@@ -35,130 +32,11 @@ import (
 	"github.com/actorlet/actorlet/node/staticpod"
 	"github.com/actorlet/actorlet/node/stats"
 	"github.com/actorlet/actorlet/node/volumes"
-	"github.com/actorlet/actorlet/podspec"
 )
-
-// Config is one node's configuration.
-type Config struct {
-	NodeName string
-	// RootDir holds the journal (RootDir/journal.db).
-	RootDir string
-	// Runtime is the connected CRI runtime; the agent does not close it.
-	Runtime *cri.Client
-	// RuntimeName prefixes container IDs in pod statuses (from CRI Version).
-	RuntimeName string
-	// ManifestDir is the static pod directory ("" for none).
-	ManifestDir        string
-	FileCheckFrequency time.Duration
-	PodLogsDir         string
-	Lifecycle          lifecycle.Config
-	RelistPeriod       time.Duration
-	HostIP             string
-	Logger             *zap.Logger
-	// ClusterDNS, ClusterDomain and ResolvConf shape pods' DNS (see
-	// podspec.Options): the cluster DNS server IPs, the cluster's
-	// domain, the host resolv.conf ("" = none).
-	ClusterDNS    []string
-	ClusterDomain string
-	ResolvConf    string
-	// CgroupsPerQOS and CgroupRoot put each pod in a cgroup under its QoS
-	// class's (see podspec.PodCgroupParent; cgroupfs driver).
-	CgroupsPerQOS bool
-	CgroupRoot    string
-	// MemoryCapacity is the node's memory in bytes: Burstable containers'
-	// oom_score_adj is scaled by it (0: unknown, they get 999).
-	MemoryCapacity int64
-	// Registerer gets the pod and journal metrics (nil: not registered).
-	Registerer prometheus.Registerer
-	// Metrics are the kubelet's metric families, made by the caller when it
-	// gave Runtime their Observer (nil: made here on Registerer).
-	Metrics *kubeletmetrics.Metrics
-	// ActorOptions configure the actor system (logging).
-	ActorOptions []actor.ConfigOption
-	// RemovedRetention is how long the journal keeps a removed pod's final
-	// snapshot (for `actorlet journal`) before recovery, or the running
-	// node's periodic compaction (compaction.go), deletes it (default 1h).
-	RemovedRetention time.Duration
-	// Pods are the first desired sets of embedded sources (see SetPods), by
-	// source name. Recovery takes down journaled pods that no source wants,
-	// so an embedder that restarts a node passes its pods here.
-	Pods map[string][]*corev1.Pod
-	// Sources are further pod sources (the API server's pods); see PodSource.
-	Sources []PodSource
-	// StatusSinks get every pod status besides the agent's own cache (the
-	// API status writer). They share each PodUpdate: none may change it.
-	StatusSinks []actors.StatusSink
-	// Events, when set, gets each pod's journaled events once they are
-	// durable (the API event recorder).
-	Events actors.EventSink
-	// Admission, when set, decides whether a new pod fits the node.
-	Admission actors.Admitter
-	// AdmitHandlers are further admit handlers (user code), asked after
-	// Admission, in order: a pod runs only if all admit it, and the first
-	// rejection wins (see actors.Admitters).
-	AdmitHandlers []actors.Admitter
-	// LifecycleHooks are asked at the stages of a pod's life they name,
-	// in order, and may delay or veto each step (see actors.LifecycleHook
-	// and lifecycle.Stage).
-	LifecycleHooks []actors.LifecycleHook
-	// VolumePlugins serve pods' CSI ephemeral inline volumes
-	// (volumes[].csi) in process, by driver name (see volumes.Plugin for
-	// when SetUp, Refresh and TearDown are called).
-	VolumePlugins map[string]volumes.Plugin
-	// EventHandlers get every journaled event of the node from their own
-	// cursors, each on its own goroutine (see EventHandler).
-	EventHandlers []EventHandler
-	// EnvSource, when set, reads the ConfigMaps and Secrets container
-	// environments refer to (nil: such references fail unless optional).
-	EnvSource podspec.EnvSource
-	// Services, when set, lists the cluster's Services for the containers'
-	// service-link variables (nil: none).
-	Services podspec.ServiceLister
-	// Allocatable is the node's allocatable resources, what a
-	// resourceFieldRef to a missing limit reads and what an in-place resize
-	// must fit (lifecycle.Config.Allocatable, unless set there).
-	Allocatable corev1.ResourceList
-	// Tokens request service account tokens for projected volumes (nil:
-	// such volumes fail to mount).
-	Tokens volumes.TokenRequester
-	// VolumeRefreshPeriod is how often running pods' ConfigMap, Secret,
-	// downward API and token volumes are rewritten with what changed, and
-	// orphaned pod directories removed (default 1m).
-	VolumeRefreshPeriod time.Duration
-	// KubeletAPI, when set, serves the authenticated kubelet API (see
-	// package kubeletapi; the agent fills in its data providers) and the
-	// Node advertises its port.
-	KubeletAPI *kubeletapi.Options
-	// LogRotation, when set, rotates container logs by its policy (see
-	// package logrotate).
-	LogRotation *logrotate.Policy
-	// Eviction, when set, evicts pods under node pressure every
-	// EvictionPeriod (default 10s) and gives the NodeActor the pressure
-	// conditions (see package eviction).
-	Eviction       *eviction.Config
-	EvictionPeriod time.Duration
-	// EvictionOptions are more options of the eviction manager (a clock).
-	EvictionOptions []eviction.Option
-	// StatsFS is where node stats are read (nil: the host's /proc and
-	// cgroups; see package stats).
-	StatsFS stats.FS
-	// ImageGC, when set, removes unused images by its policy (see package
-	// imagegc), with ImageGCOptions (the sandbox image, events, a fixed
-	// capacity for a simulated runtime).
-	ImageGC        *imagegc.Policy
-	ImageGCOptions []imagegc.Option
-	// NodeActor, when set, registers the node with the API server, reports
-	// its status and renews its Lease (see package nodeactor).
-	NodeActor *nodeactor.Config
-	// TracerProvider, when set, traces the pods' syncs and effects (see
-	// package node/tracing); the CRI calls are traced by Runtime's
-	// connection (cri.Options.TracerProvider). Nil traces nothing.
-	TracerProvider trace.TracerProvider
-}
 
 // Agent is a running node. Its methods are safe for concurrent use.
 type Agent struct {
-	cfg      Config
+	cfg      *settings
 	stats    *stats.Provider
 	api      *kubeletapi.Server
 	eviction *eviction.Manager
@@ -174,128 +52,207 @@ type Agent struct {
 	recovery      time.Duration
 	sources       *sourceForwarder
 	fatal         chan error
+
+	ready, done chan struct{}
+	// err is what ended Run (read after done is closed).
+	err error
+	// stopRun ends the Run that Start began.
+	stopRun context.CancelFunc
 }
 
-// Start opens the journal, recovers (journal, runtime, sources) and starts
-// the actors. It returns once every recovered pod has its actor.
-func Start(ctx context.Context, cfg Config) (*Agent, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
-	if cfg.Lifecycle.BackoffInitial == 0 {
-		cfg.Lifecycle = lifecycle.DefaultConfig()
-	}
-	cfg.Lifecycle.HookStages |= actors.LifecycleHooks(cfg.LifecycleHooks).Stages()
-	if cfg.Lifecycle.Allocatable == nil {
-		cfg.Lifecycle.Allocatable = cfg.Allocatable
-	}
-	if cfg.HostIP == "" {
-		cfg.HostIP = "127.0.0.1"
-	}
-	if cfg.RemovedRetention == 0 {
-		cfg.RemovedRetention = time.Hour
-	}
-	if cfg.VolumeRefreshPeriod == 0 {
-		cfg.VolumeRefreshPeriod = time.Minute
-	}
-	log := cfg.Logger
-	if err := os.MkdirAll(cfg.RootDir, 0o700); err != nil {
-		return nil, fmt.Errorf("root dir: %w", err)
-	}
-	j, err := journal.Open(ctx, cfg.RootDir, journal.Options{Logger: log.Named("journal")})
+// New builds a node from opts (see Option); it checks them but starts
+// nothing. Run runs it.
+func New(opts ...Option) (*Agent, error) {
+	cfg, err := resolve(opts)
 	if err != nil {
 		return nil, err
+	}
+	return &Agent{cfg: cfg, log: cfg.logger, journalHealth: newJournalHealth(filepath.Join(cfg.rootDir, journal.FileName)),
+		sources: newSourceForwarder(cfg.logger.Named("sources")), fatal: make(chan error, 1),
+		ready: make(chan struct{}), done: make(chan struct{})}, nil
+}
+
+// Start builds a node from opts and runs it until Stop: it returns once
+// the node is Ready (every recovered pod has its actor), or with what kept
+// it from starting. ctx bounds the start only.
+func Start(ctx context.Context, opts ...Option) (*Agent, error) {
+	a, err := New(opts...)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopRun = stop
+	go func() { _ = a.Run(runCtx) }()
+	select {
+	case <-a.ready:
+		return a, nil
+	case <-a.done:
+		stop()
+		return nil, a.err
+	case <-ctx.Done():
+		stop()
+		<-a.done
+		return nil, ctx.Err()
+	}
+}
+
+// Run opens the journal, recovers (journal, runtime, sources), starts the
+// actors and the node's services, and closes Ready. It runs until ctx ends
+// or the node cannot go on (its journal is gone), then stops the node
+// (within WithStopTimeout), closes Done and returns why it ended: nil for
+// ctx's end. Pods keep running in the runtime; a new node on the same root
+// dir takes them over. Run runs once.
+func (a *Agent) Run(ctx context.Context) error {
+	defer close(a.done)
+	if err := a.start(ctx); err != nil {
+		a.err = err
+		return err
+	}
+	close(a.ready)
+	var fatal error
+	select {
+	case <-ctx.Done():
+	case fatal = <-a.fatal:
+		a.log.Error("the node cannot go on", zap.Error(fatal))
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.stopTimeout)
+	defer cancel()
+	a.err = errors.Join(fatal, a.stop(stopCtx))
+	return a.err
+}
+
+// Ready is closed once the node runs: every recovered pod has its actor.
+func (a *Agent) Ready() <-chan struct{} { return a.ready }
+
+// Done is closed once Run has returned; Err then says why.
+func (a *Agent) Done() <-chan struct{} { return a.done }
+
+// Err is what ended Run, once Done is closed (nil: its context ended and
+// the node stopped cleanly).
+func (a *Agent) Err() error {
+	select {
+	case <-a.done:
+		return a.err
+	default:
+		return nil
+	}
+}
+
+// start opens the journal, recovers and starts the actors: Ready.
+func (a *Agent) start(ctx context.Context) error {
+	cfg := a.cfg
+	log := cfg.logger
+	if err := os.MkdirAll(cfg.rootDir, 0o700); err != nil {
+		return fmt.Errorf("root dir: %w", err)
+	}
+	j, err := journal.Open(ctx, cfg.rootDir, journal.Options{Logger: log.Named("journal")})
+	if err != nil {
+		return err
 	}
 	if q := j.Quarantined(); q != nil {
 		log.Error("THE JOURNAL WAS CORRUPT AND HAS BEEN QUARANTINED; starting from the runtime and the pod sources", zap.Error(q))
 	}
-	a := &Agent{cfg: cfg, log: log, journal: j, sources: newSourceForwarder(log.Named("sources")), fatal: make(chan error, 1)}
-	reg := cfg.Registerer
+	a.journal = j
+	reg := cfg.registerer
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
-	a.statuses = podstatus.New(reg, clock.RealClock{})
+	a.statuses = podstatus.New(reg, cfg.clock)
 	if err := reg.Register(newJournalCollector(j)); err != nil {
 		j.Close()
-		return nil, err
+		return err
 	}
-	a.journalHealth = newJournalHealth(j.Path())
-	rebuilt, err := newRebuiltReporter(reg, cfg.Events)
+	rebuilt, err := newRebuiltReporter(reg, cfg.events)
 	if err != nil {
 		j.Close()
-		return nil, err
+		return err
 	}
-	respawned, err := newRespawnReporter(reg, cfg.Events)
+	respawned, err := newRespawnReporter(reg, cfg.events)
 	if err != nil {
 		j.Close()
-		return nil, err
+		return err
 	}
-	km := cfg.Metrics
+	km := cfg.metrics
 	if km == nil {
 		if km, err = kubeletmetrics.New(reg); err != nil {
 			j.Close()
-			return nil, err
+			return err
 		}
 	}
-	km.SetNodeName(cfg.NodeName)
-	runCtx, cancel := context.WithCancel(context.Background())
+	km.SetNodeName(cfg.nodeName)
+	runCtx, cancel := context.WithCancel(ctx)
 	a.cancel = cancel
-	fail := func(err error) (*Agent, error) {
+	fail := func(err error) error {
 		cancel()
 		a.wg.Wait()
 		j.Close()
-		return nil, err
+		return err
 	}
 
 	start := time.Now()
-	rec, views, err := recoverState(ctx, j, cfg.Runtime, cfg.RemovedRetention, log)
+	rec, views, err := recoverState(ctx, j, cfg.runtime, cfg.removedRetention, log)
 	if err != nil {
 		return fail(err)
 	}
-	for name, pods := range cfg.Pods {
+	for name, pods := range cfg.pods {
 		rec.Sources = append(rec.Sources, actors.SourceSnapshot{Source: name, Pods: pods})
 	}
-	if cfg.ManifestDir != "" {
-		src, err := staticpod.New(staticpod.Options{Dir: cfg.ManifestDir, NodeName: cfg.NodeName,
-			ResyncPeriod: cfg.FileCheckFrequency, Logger: log.Named("staticpod")})
+	if cfg.manifestDir != "" {
+		src, err := staticpod.New(staticpod.Options{Dir: cfg.manifestDir, NodeName: cfg.nodeName,
+			ResyncPeriod: cfg.fileCheck, Logger: log.Named("staticpod")})
 		if err != nil {
 			return fail(err)
 		}
 		first, err := a.sources.run(runCtx, &a.wg, "file", src.Run)
 		if err != nil {
-			return fail(fmt.Errorf("static pods in %s: %w", cfg.ManifestDir, err))
+			return fail(fmt.Errorf("static pods in %s: %w", cfg.manifestDir, err))
 		}
 		rec.Sources = append(rec.Sources, first)
 	}
-	for _, src := range cfg.Sources {
+	for _, src := range cfg.sources {
 		rec.Pending = append(rec.Pending, src.Name)
 	}
 	var status actors.StatusSink = a.statuses
-	if len(cfg.StatusSinks) > 0 {
-		status = actors.StatusSinks(append([]actors.StatusSink{a.statuses}, cfg.StatusSinks...))
+	if len(cfg.statusSinks) > 0 {
+		status = actors.StatusSinks(append([]actors.StatusSink{a.statuses}, cfg.statusSinks...))
 	}
-	root, err := filepath.Abs(cfg.RootDir)
+	root, err := filepath.Abs(cfg.rootDir)
 	if err != nil {
 		return fail(fmt.Errorf("root dir: %w", err))
 	}
-	vols, err := volumes.New(volumes.Options{RootDir: root, Source: cfg.EnvSource, Tokens: cfg.Tokens,
-		Allocatable: cfg.Allocatable, Plugins: cfg.VolumePlugins, Observer: km, Logger: log.Named("volumes")})
-	if err != nil {
-		return fail(err)
+	vols := cfg.volumes
+	if vols == nil {
+		if vols, err = volumes.New(volumes.Options{RootDir: root, Source: cfg.envSource, Tokens: cfg.tokens,
+			Allocatable: cfg.allocatable, Plugins: cfg.volumePlugins, Observer: km, Logger: log.Named("volumes")}); err != nil {
+			return fail(err)
+		}
 	}
 	// Probes and hooks run through the runtime (exec) or straight to the
 	// pod's IP (httpGet, tcpSocket, grpc).
-	runner := &probe.Runner{Exec: cfg.Runtime}
-	prober := probe.ForActors{Runner: runner, Prober: kubeletmetrics.CountedProber{Prober: runner, Metrics: km}}
+	probers, hooks := cfg.probers, cfg.hooks
+	if probers == nil || hooks == nil {
+		runner := &probe.Runner{Exec: cfg.runtime}
+		builtin := probe.ForActors{Runner: runner, Prober: kubeletmetrics.CountedProber{Prober: runner, Metrics: km}}
+		if probers == nil {
+			probers = builtin
+		}
+		if hooks == nil {
+			hooks = builtin
+		}
+	}
+	var admission actors.Admitter
+	if len(cfg.admitters) > 0 {
+		admission = actors.JoinAdmitters(cfg.admitters[0], cfg.admitters[1:]...)
+	}
 	deps := actors.Deps{
-		Probers: prober, Hooks: prober, Volumes: vols,
-		Journal: j, Runtime: cfg.Runtime, Lister: actors.CRILister{Client: cfg.Runtime}, Status: status,
-		Events: actors.EventSinks{cfg.Events, km, podevents.NewLog(log.Named("pod"))}, Rebuilt: rebuilt, Respawned: respawned, AppendHealth: a.journalHealth, Admission: actors.JoinAdmitters(cfg.Admission, cfg.AdmitHandlers...), EnvSource: cfg.EnvSource, Services: cfg.Services, Allocatable: cfg.Allocatable,
-		Clock: clock.RealClock{}, Logger: log.Named("pod"), Lifecycle: cfg.Lifecycle,
-		RuntimeName: cfg.RuntimeName, HostIP: cfg.HostIP, TracerProvider: cfg.TracerProvider,
-		PodConfig: podspec.Options{PodLogsDir: cfg.PodLogsDir, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, ResolvConf: cfg.ResolvConf,
-			MemoryCapacity: cfg.MemoryCapacity, CgroupsPerQOS: cfg.CgroupsPerQOS, CgroupRoot: cfg.CgroupRoot},
-		Worker: km, Effects: km, Mailbox: km,
+		Probers: probers, Hooks: hooks, Volumes: vols,
+		Journal: j, Runtime: cfg.runtime, Lister: actors.CRILister{Client: cfg.runtime}, Status: status,
+		Events: actors.EventSinks{cfg.events, km, podevents.NewLog(log.Named("pod"))}, Rebuilt: rebuilt, Respawned: respawned,
+		AppendHealth: a.journalHealth, Admission: admission, EnvSource: cfg.envSource, Services: cfg.services, Allocatable: cfg.allocatable,
+		Clock: cfg.clock, Logger: log.Named("pod"), Lifecycle: cfg.lifecycle,
+		RuntimeName: cfg.runtimeName, HostIP: cfg.hostIP, TracerProvider: cfg.tracerProvider,
+		PodConfig: cfg.podConfig,
+		Worker:    km, Effects: km, Mailbox: km,
 		Fatal: func(err error) bool { return errors.Is(err, journal.ErrClosed) },
 		OnFatal: func(err error) {
 			select {
@@ -304,8 +261,8 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 			}
 		},
 	}
-	deps.LifecycleHooks = cfg.LifecycleHooks
-	a.system = actor.NewActorSystem(cfg.ActorOptions...)
+	deps.LifecycleHooks = cfg.lifecycleHooks
+	a.system = actor.NewActorSystem(cfg.actorOptions...)
 	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(runCtx, deps, loader(j), rec), "supervisor")
 	if err != nil {
 		return fail(fmt.Errorf("start supervisor: %w", err))
@@ -315,37 +272,37 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if _, err := a.system.Root.RequestFuture(a.sup, &actors.ActivePods{}, time.Minute).Result(); err != nil {
 		return fail(fmt.Errorf("start supervisor: %w", err))
 	}
-	if a.stats, err = stats.New(cfg.Runtime, stats.Options{NodeName: cfg.NodeName, RootDir: root, PodLogsDir: cfg.PodLogsDir,
-		FS: cfg.StatsFS, Logger: log.Named("stats")}); err != nil {
+	if a.stats, err = stats.New(cfg.runtime, stats.Options{NodeName: cfg.nodeName, RootDir: root, PodLogsDir: cfg.podConfig.PodLogsDir,
+		FS: cfg.statsFS, Logger: log.Named("stats")}); err != nil {
 		return fail(err)
 	}
 	var gc *imagegc.Manager
-	if cfg.ImageGC != nil {
-		if gc, err = imagegc.New(cfg.Runtime, *cfg.ImageGC, append([]imagegc.Option{imagegc.WithLogger(log.Named("imagegc"))}, cfg.ImageGCOptions...)...); err != nil {
+	if cfg.imageGC != nil {
+		if gc, err = imagegc.New(cfg.runtime, *cfg.imageGC, append([]imagegc.Option{imagegc.WithLogger(log.Named("imagegc"))}, cfg.imageGCOptions...)...); err != nil {
 			return fail(fmt.Errorf("image garbage collection: %w", err))
 		}
 	}
-	if cfg.Eviction != nil {
-		opts := append([]eviction.Option{eviction.WithLogger(log.Named("eviction"))}, cfg.EvictionOptions...)
-		if cfg.EvictionPeriod > 0 {
-			opts = append(opts, eviction.WithPeriod(cfg.EvictionPeriod))
+	if cfg.eviction != nil {
+		opts := append([]eviction.Option{eviction.WithLogger(log.Named("eviction"))}, cfg.evictionOptions...)
+		if cfg.evictionPeriod > 0 {
+			opts = append(opts, eviction.WithPeriod(cfg.evictionPeriod))
 		}
 		if gc != nil {
 			opts = append(opts, eviction.WithReclaimer(imageReclaimer{gc: gc}))
 		}
 		opts = append(opts, eviction.WithOnEvicted(km.Evicted))
-		if a.eviction, err = eviction.New(*cfg.Eviction, a.stats, a.evictionPods, a.evict, opts...); err != nil {
+		if a.eviction, err = eviction.New(*cfg.eviction, a.stats, a.evictionPods, a.evict, opts...); err != nil {
 			return fail(fmt.Errorf("eviction: %w", err))
 		}
 	}
 	var apiPort int32
-	if cfg.KubeletAPI != nil {
-		if apiPort, err = a.startKubeletAPI(runCtx, *cfg.KubeletAPI); err != nil {
+	if cfg.kubeletAPI != nil {
+		if apiPort, err = a.startKubeletAPI(runCtx, *cfg.kubeletAPI); err != nil {
 			return fail(fmt.Errorf("kubelet API: %w", err))
 		}
 	}
-	if cfg.NodeActor != nil {
-		nc := *cfg.NodeActor
+	if cfg.nodeActor != nil {
+		nc := *cfg.nodeActor
 		if apiPort != 0 {
 			nc.Machine.Port = apiPort
 		}
@@ -359,7 +316,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	a.recovery = time.Since(start)
 	log.Info("recovered", zap.Duration("took", a.recovery), zap.Int("journaled", len(rec.States)), zap.Int("runtime", len(rec.Views)))
 
-	for _, src := range cfg.Sources {
+	for _, src := range cfg.sources {
 		a.sources.start(runCtx, &a.wg, src, func(err error) {
 			log.Error("pod source stopped", zap.String("source", src.Name), zap.Error(err))
 		})
@@ -367,16 +324,16 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		a.volumeUpkeep(runCtx, vols, cfg.VolumeRefreshPeriod)
+		a.volumeUpkeep(runCtx, vols, cfg.volumeRefresh)
 	}()
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		compactRemovedLoop(runCtx, j, cfg.RemovedRetention, log.Named("journal"))
+		compactRemovedLoop(runCtx, j, cfg.removedRetention, log.Named("journal"))
 	}()
 	// `actorlet journal` reads the running node's journal through this
 	// socket (the file itself is locked).
-	if l, err := journal.Listen(cfg.RootDir); err != nil {
+	if l, err := journal.Listen(cfg.rootDir); err != nil {
 		log.Warn("the journal socket is not served; `actorlet journal` works only while the node is stopped", zap.Error(err))
 	} else {
 		a.wg.Add(1)
@@ -387,7 +344,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 			}
 		}()
 	}
-	for _, h := range cfg.EventHandlers {
+	for _, h := range cfg.eventHandler {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
@@ -408,8 +365,8 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 			a.eviction.Run(runCtx)
 		}()
 	}
-	if cfg.LogRotation != nil && cfg.LogRotation.Enabled() {
-		lr, err := logrotate.New(cfg.Runtime, *cfg.LogRotation, logrotate.WithLogger(log.Named("logrotate")))
+	if cfg.logRotation != nil && cfg.logRotation.Enabled() {
+		lr, err := logrotate.New(cfg.runtime, *cfg.logRotation, logrotate.WithLogger(log.Named("logrotate")))
 		if err != nil {
 			return fail(fmt.Errorf("log rotation: %w", err))
 		}
@@ -426,16 +383,12 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}()
 	go func() {
 		defer a.wg.Done()
-		w := cri.NewWatcher(cfg.Runtime, cri.WatchOptions{RelistPeriod: cfg.RelistPeriod, Logger: log.Named("watch"), Initial: views,
+		w := cri.NewWatcher(cfg.runtime, cri.WatchOptions{RelistPeriod: cfg.relistPeriod, Logger: log.Named("watch"), Initial: views,
 			Relisted: km.Relisted})
 		w.Run(runCtx, func(v *cri.PodView) { a.system.Root.Send(a.sup, actors.Observed(v.UID, v)) })
 	}()
-	return a, nil
+	return nil
 }
-
-// Fatal delivers the error that made the node unable to go on (its journal
-// is gone). The embedder should stop the node.
-func (a *Agent) Fatal() <-chan error { return a.fatal }
 
 // JournalHealth is nil while the journal takes every append; otherwise it
 // names the journal and the failure (pods wait and retry meanwhile). Health
@@ -473,12 +426,27 @@ func (a *Agent) ActivePods(ctx context.Context) ([]string, error) {
 	return res.([]string), nil
 }
 
-// Stop stops the node's actors and closes its journal. Pods keep running in
-// the runtime; a new Agent on the same root dir takes them over. The CRI
-// calls in flight are cancelled first (the actors run on the Agent's
-// context), so their effects stay outstanding in the journal for the next
-// start; Stop waits for the actors until ctx is done.
+// Stop ends the Run that Start began and waits for it until ctx is done;
+// it returns what Run returned. Pods keep running in the runtime; a new node
+// on the same root dir takes them over.
 func (a *Agent) Stop(ctx context.Context) error {
+	if a.stopRun == nil {
+		return errors.New("agent: Stop is for a node begun by Start; cancel Run's context instead")
+	}
+	a.stopRun()
+	select {
+	case <-a.done:
+		return a.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stop stops the node's actors and closes its journal. The CRI calls in
+// flight are cancelled first (the actors run on Run's context), so their
+// effects stay outstanding in the journal for the next start; stop waits
+// for the actors until ctx is done.
+func (a *Agent) stop(ctx context.Context) error {
 	a.cancel()
 	a.wg.Wait()
 	var errs []error

@@ -17,6 +17,7 @@ import (
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/cri/sim"
 	"github.com/actorlet/actorlet/node/agent"
+	"github.com/actorlet/actorlet/podspec"
 )
 
 type env struct {
@@ -52,11 +53,7 @@ func (e *env) start(pods ...*corev1.Pod) *agent.Agent {
 	lc := lifecycle.DefaultConfig()
 	lc.BackoffInitial = 50 * time.Millisecond
 	lc.BackoffMax = 200 * time.Millisecond
-	a, err := agent.Start(context.Background(), agent.Config{
-		NodeName: "node-1", RootDir: e.root, Runtime: e.client, RuntimeName: "actorlet-sim",
-		PodLogsDir: e.logs, Lifecycle: lc, RelistPeriod: 50 * time.Millisecond, Logger: zaptest.NewLogger(e.t),
-		Pods: map[string][]*corev1.Pod{"test": pods},
-	})
+	a, err := agent.Start(context.Background(), e.options(lc, pods)...)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -237,8 +234,8 @@ func TestRemovedPodsAreCompacted(t *testing.T) {
 	}
 	journaled := func(retention time.Duration) bool {
 		t.Helper()
-		b, err := agent.Start(context.Background(), agent.Config{NodeName: "node-1", RootDir: e.root, Runtime: e.client,
-			RemovedRetention: retention, Logger: zaptest.NewLogger(t)})
+		b, err := agent.Start(context.Background(), agent.WithNodeName("node-1"), agent.WithRootDir(e.root), agent.WithRuntime(e.client, ""),
+			agent.WithRemovedRetention(retention), agent.WithLogger(zaptest.NewLogger(t)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,5 +251,16 @@ func TestRemovedPodsAreCompacted(t *testing.T) {
 	}
 	if journaled(time.Nanosecond) {
 		t.Fatal("the removed pod is still in the journal after its retention time")
+	}
+}
+
+// options are the test node's options: e's runtime and directories, lc,
+// and pods as the first set of source "test".
+func (e *env) options(lc lifecycle.Config, pods []*corev1.Pod) []agent.Option {
+	return []agent.Option{
+		agent.WithNodeName("node-1"), agent.WithRootDir(e.root), agent.WithRuntime(e.client, "actorlet-sim"),
+		agent.WithPodConfig(podspec.Options{PodLogsDir: e.logs}), agent.WithLifecycle(lc),
+		agent.WithRelistPeriod(50 * time.Millisecond), agent.WithLogger(zaptest.NewLogger(e.t)),
+		agent.WithPods("test", pods),
 	}
 }

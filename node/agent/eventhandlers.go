@@ -14,7 +14,7 @@ import (
 
 // EventHandler is user code that gets every event the node journals, in
 // journal order (and so in seq order per pod), from a cursor it keeps
-// itself: Config.EventHandlers.
+// itself: WithEventHandler.
 //
 // Guarantee: at least once. The node hands out every record of its journal
 // from the position Cursor returns, then each record as it is committed

@@ -18,7 +18,6 @@ import (
 	"github.com/actorlet/actorlet/node/agent"
 	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/stats"
-	"go.uber.org/zap/zaptest"
 )
 
 // TestEvictionOnTheSimulatedRuntime: with a memory threshold above what
@@ -49,12 +48,8 @@ func TestEvictionOnTheSimulatedRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	lc := lifecycle.DefaultConfig()
-	a, err := agent.Start(context.Background(), agent.Config{
-		NodeName: "node-1", RootDir: e.root, Runtime: e.client, RuntimeName: "actorlet-sim",
-		PodLogsDir: e.logs, Lifecycle: lc, RelistPeriod: 50 * time.Millisecond, Logger: zaptest.NewLogger(t),
-		Pods:     map[string][]*corev1.Pod{"test": {modest, hog}},
-		Eviction: &cfg, EvictionPeriod: 200 * time.Millisecond,
-	})
+	a, err := agent.Start(context.Background(), append(e.options(lc, []*corev1.Pod{modest, hog}),
+		agent.WithEviction(cfg, 200*time.Millisecond))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,12 +129,8 @@ func TestEvictionPressureComesAndGoes(t *testing.T) {
 	hog := pod("hog", corev1.RestartPolicyAlways, corev1.EnvVar{Name: "SIM_MEMORY_BYTES", Value: fmt.Sprint(512 << 20)})
 	modest := pod("modest", corev1.RestartPolicyAlways, corev1.EnvVar{Name: "SIM_MEMORY_BYTES", Value: fmt.Sprint(256 << 20)})
 	modest.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}
-	a, err := agent.Start(context.Background(), agent.Config{
-		NodeName: "node-1", RootDir: e.root, Runtime: e.client, RuntimeName: "actorlet-sim",
-		PodLogsDir: e.logs, Lifecycle: lifecycle.DefaultConfig(), RelistPeriod: 50 * time.Millisecond, Logger: zaptest.NewLogger(t),
-		Pods: map[string][]*corev1.Pod{"test": {modest, hog}}, StatsFS: fs,
-		Eviction: &cfg, EvictionOptions: []eviction.Option{eviction.WithClock(clk)}, EvictionPeriod: time.Hour, // passes are the test's
-	})
+	a, err := agent.Start(context.Background(), append(e.options(lifecycle.DefaultConfig(), []*corev1.Pod{modest, hog}),
+		agent.WithStatsFS(fs), agent.WithEviction(cfg, time.Hour, eviction.WithClock(clk)))...) // passes are the test's
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/journal"
 	"github.com/actorlet/actorlet/node/agent"
@@ -19,17 +17,11 @@ import (
 
 // startExt starts a node on e's runtime with the extension points set by
 // with.
-func (e *env) startExt(with func(*agent.Config), pods ...*corev1.Pod) *agent.Agent {
+func (e *env) startExt(with []agent.Option, pods ...*corev1.Pod) *agent.Agent {
 	e.t.Helper()
 	lc := lifecycle.DefaultConfig()
 	lc.BackoffInitial, lc.BackoffMax = 50*time.Millisecond, 200*time.Millisecond
-	cfg := agent.Config{
-		NodeName: "node-1", RootDir: e.root, Runtime: e.client, RuntimeName: "actorlet-sim",
-		PodLogsDir: e.logs, Lifecycle: lc, RelistPeriod: 50 * time.Millisecond, Logger: zaptest.NewLogger(e.t),
-		Pods: map[string][]*corev1.Pod{"test": pods},
-	}
-	with(&cfg)
-	a, err := agent.Start(context.Background(), cfg)
+	a, err := agent.Start(context.Background(), append(e.options(lc, pods), with...)...)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -107,7 +99,7 @@ func TestEventHandlersGetEveryEventAndResumeFromTheirCursor(t *testing.T) {
 	h := newRecorder()
 	h.failAt = 2
 	web := pod("web", corev1.RestartPolicyAlways)
-	a := e.startExt(func(c *agent.Config) { c.EventHandlers = []agent.EventHandler{h} }, web)
+	a := e.startExt([]agent.Option{agent.WithEventHandler(h)}, web)
 	waitFor(t, "web Running", func() (bool, string) {
 		ph, _ := phaseOf(a, "uid-web")
 		return ph == corev1.PodRunning, string(ph)
@@ -134,7 +126,7 @@ func TestEventHandlersGetEveryEventAndResumeFromTheirCursor(t *testing.T) {
 	h2 := newRecorder()
 	h2.cursor = cursor
 	job := pod("job", corev1.RestartPolicyNever, corev1.EnvVar{Name: "SIM_EXIT_AFTER", Value: "10ms"})
-	a = e.startExt(func(c *agent.Config) { c.EventHandlers = []agent.EventHandler{h2} }, web, job)
+	a = e.startExt([]agent.Option{agent.WithEventHandler(h2)}, web, job)
 	waitFor(t, "job Succeeded", func() (bool, string) {
 		ph, _ := phaseOf(a, "uid-job")
 		return ph == corev1.PodSucceeded, string(ph)
@@ -198,9 +190,7 @@ func (n rejectNamed) Admit(pod *corev1.Pod, _ []*corev1.Pod) (string, string) {
 func TestAdmitHandlersRejectWithTheirReason(t *testing.T) {
 	e := newEnv(t)
 	bad, good := pod("bad", corev1.RestartPolicyAlways), pod("good", corev1.RestartPolicyAlways)
-	a := e.startExt(func(c *agent.Config) {
-		c.AdmitHandlers = []actors.Admitter{rejectNamed("nobody"), rejectNamed("bad")}
-	}, bad, good)
+	a := e.startExt([]agent.Option{agent.WithAdmitHandler(rejectNamed("nobody")), agent.WithAdmitHandler(rejectNamed("bad"))}, bad, good)
 	defer a.Stop(context.Background())
 	waitFor(t, "good Running, bad Failed", func() (bool, string) {
 		g, _ := phaseOf(a, "uid-good")

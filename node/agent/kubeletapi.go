@@ -25,7 +25,7 @@ func (a *Agent) startKubeletAPI(ctx context.Context, o kubeletapi.Options) (int3
 	}
 	o.Pods = kubeletapi.PodListerFunc(a.statuses.List)
 	o.Summary, o.ResourceMetrics = a.stats, resource
-	o.Logs, o.Containers, o.Streamer = v, v, a.cfg.Runtime
+	o.Logs, o.Containers, o.Streamer = v, v, a.cfg.runtime
 	if o.Logger == nil {
 		o.Logger = a.log.Named("kubeletapi")
 	}
@@ -112,7 +112,7 @@ func (v apiView) ContainerLogPath(ctx context.Context, namespace, pod, container
 		}
 		return "", fmt.Errorf("container %s of pod %s/%s has no %s instance: %w", container, namespace, pod, what, kubeletapi.ErrNotFound)
 	}
-	st, err := v.a.cfg.Runtime.ContainerStatus(ctx, runtimeID(id))
+	st, err := v.a.cfg.runtime.ContainerStatus(ctx, runtimeID(id))
 	if err != nil {
 		return "", fmt.Errorf("container %s of pod %s/%s: %w", container, namespace, pod, err)
 	}
@@ -150,7 +150,7 @@ func (v apiView) SandboxID(ctx context.Context, namespace, pod, podUID string) (
 	if err != nil {
 		return "", err
 	}
-	view, err := v.a.cfg.Runtime.ListPod(ctx, string(p.UID))
+	view, err := v.a.cfg.runtime.ListPod(ctx, string(p.UID))
 	if err != nil {
 		return "", err
 	}

@@ -88,9 +88,7 @@ func TestLifecycleHookVetoAndDelay(t *testing.T) {
 		}
 		return lifecycle.Continue()
 	}}
-	a := e.startExt(func(c *agent.Config) {
-		c.LifecycleHooks = []actors.LifecycleHook{vetoer, delayer}
-	}, veto, slow, good)
+	a := e.startExt([]agent.Option{agent.WithLifecycleHook(vetoer), agent.WithLifecycleHook(delayer)}, veto, slow, good)
 	defer a.Stop(context.Background())
 	waitFor(t, "good Running, veto Failed, slow Pending waiting for its GPU", func() (bool, string) {
 		g, _ := phaseOf(a, "uid-good")
@@ -135,7 +133,7 @@ func TestLifecycleHookInterruptedTryIsNotRepeated(t *testing.T) {
 		<-block // never answers while the node runs
 		return lifecycle.Continue()
 	}}
-	a := e.startExt(func(c *agent.Config) { c.LifecycleHooks = []actors.LifecycleHook{first} }, p)
+	a := e.startExt([]agent.Option{agent.WithLifecycleHook(first)}, p)
 	try1 := callKey("web", lifecycle.StageBeforeStart, "app", 1, 1)
 	waitFor(t, "the hook asked about the container's start", func() (bool, string) {
 		return first.count(try1) == 1, fmt.Sprint(first.snapshot())
@@ -149,7 +147,7 @@ func TestLifecycleHookInterruptedTryIsNotRepeated(t *testing.T) {
 	second := &stepHook{stages: []lifecycle.Stage{lifecycle.StageBeforeStart}, decide: func(context.Context, actors.HookStep) lifecycle.Verdict {
 		return lifecycle.Continue()
 	}}
-	b := e.startExt(func(c *agent.Config) { c.LifecycleHooks = []actors.LifecycleHook{second} }, p)
+	b := e.startExt([]agent.Option{agent.WithLifecycleHook(second)}, p)
 	defer b.Stop(context.Background())
 	waitFor(t, "web Running after try 2", func() (bool, string) {
 		ph, st := phaseOf(b, "uid-web")
@@ -179,7 +177,7 @@ func TestLifecycleHookHoldsTheStop(t *testing.T) {
 		}
 		return lifecycle.Continue()
 	}}
-	a := e.startExt(func(c *agent.Config) { c.LifecycleHooks = []actors.LifecycleHook{hook} }, p)
+	a := e.startExt([]agent.Option{agent.WithLifecycleHook(hook)}, p)
 	defer a.Stop(context.Background())
 	waitFor(t, "web Running", func() (bool, string) {
 		ph, _ := phaseOf(a, "uid-web")

@@ -13,13 +13,12 @@ import (
 	"github.com/actorlet/actorlet/cri/faults"
 	"github.com/actorlet/actorlet/cri/sim"
 	"github.com/actorlet/actorlet/node/agent"
+	"github.com/actorlet/actorlet/podspec"
 )
 
 func (e *env) startErr() (*agent.Agent, error) {
-	return agent.Start(context.Background(), agent.Config{
-		NodeName: "node-1", RootDir: e.root, Runtime: e.client, RuntimeName: "actorlet-sim",
-		PodLogsDir: e.logs, Lifecycle: lifecycle.DefaultConfig(), Logger: zaptest.NewLogger(e.t),
-	})
+	return agent.Start(context.Background(), agent.WithNodeName("node-1"), agent.WithRootDir(e.root), agent.WithRuntime(e.client, "actorlet-sim"),
+		agent.WithPodConfig(podspec.Options{PodLogsDir: e.logs}), agent.WithLifecycle(lifecycle.DefaultConfig()), agent.WithLogger(zaptest.NewLogger(e.t)))
 }
 
 // TestStartRidesOutARuntimeOutage: the start-up listing of a runtime that

@@ -56,9 +56,7 @@ func (p *countingPlugin) counts() (setUps, tearDowns map[string]int) {
 func TestVolumePluginSetUpOnceTornDownWithThePod(t *testing.T) {
 	e := newEnv(t)
 	plugin := &countingPlugin{setUps: map[string]int{}, tearDowns: map[string]int{}}
-	with := func(c *agent.Config) {
-		c.VolumePlugins = map[string]volumes.Plugin{"files.example.com": plugin}
-	}
+	with := []agent.Option{agent.WithVolumePlugin("files.example.com", plugin)}
 	p := pod("files", corev1.RestartPolicyAlways, corev1.EnvVar{Name: sim.EnvExitAfter, Value: "0s"})
 	p.Spec.Volumes = []corev1.Volume{{Name: "files", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{
 		Driver: "files.example.com", VolumeAttributes: map[string]string{"greeting": "hi"}}}}}

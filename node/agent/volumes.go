@@ -6,16 +6,14 @@ import (
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/actorlet/actorlet/node/volumes"
 )
 
 // volumeUpkeep keeps the node's pod volumes: every period it writes
 // changed ConfigMap, Secret, downward API and token contents into the
 // volumes of the pods that run, and removes the pod directories no pod
 // actor owns (left by a crash between a pod's removal and its TearDown).
-func (a *Agent) volumeUpkeep(ctx context.Context, v *volumes.Manager, period time.Duration) {
-	t := time.NewTicker(period)
+func (a *Agent) volumeUpkeep(ctx context.Context, v Volumes, period time.Duration) {
+	t := a.cfg.clock.NewTicker(period)
 	defer t.Stop()
 	for {
 		a.sweepOrphanVolumes(ctx, v)
@@ -30,7 +28,7 @@ func (a *Agent) volumeUpkeep(ctx context.Context, v *volumes.Manager, period tim
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }
@@ -38,7 +36,7 @@ func (a *Agent) volumeUpkeep(ctx context.Context, v *volumes.Manager, period tim
 // sweepOrphanVolumes tears down pod directories of UIDs without a pod
 // actor. The directories are listed before the actors, so a pod that
 // starts meanwhile is among the actors.
-func (a *Agent) sweepOrphanVolumes(ctx context.Context, v *volumes.Manager) {
+func (a *Agent) sweepOrphanVolumes(ctx context.Context, v Volumes) {
 	dirs, err := v.PodDirs(ctx)
 	if err != nil {
 		a.log.Warn("list pod directories", zap.Error(err))

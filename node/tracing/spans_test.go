@@ -26,6 +26,7 @@ import (
 	"github.com/actorlet/actorlet/journal"
 	"github.com/actorlet/actorlet/node/agent"
 	"github.com/actorlet/actorlet/node/tracing"
+	"github.com/actorlet/actorlet/podspec"
 )
 
 // startNode starts a node on the in-process simulated runtime whose pod
@@ -44,11 +45,10 @@ func startNode(t *testing.T, tp trace.TracerProvider, pods ...*corev1.Pod) *agen
 	t.Cleanup(func() { client.Close(); stop(); rt.Close() })
 	lc := lifecycle.DefaultConfig()
 	lc.BackoffInitial, lc.BackoffMax = 50*time.Millisecond, 200*time.Millisecond
-	a, err := agent.Start(context.Background(), agent.Config{
-		NodeName: "node-1", RootDir: t.TempDir(), Runtime: client, RuntimeName: sim.DefaultRuntimeName,
-		PodLogsDir: t.TempDir(), Lifecycle: lc, RelistPeriod: 50 * time.Millisecond, Logger: zaptest.NewLogger(t),
-		Pods: map[string][]*corev1.Pod{"test": pods}, TracerProvider: tp,
-	})
+	a, err := agent.Start(context.Background(), agent.WithNodeName("node-1"), agent.WithRootDir(t.TempDir()),
+		agent.WithRuntime(client, sim.DefaultRuntimeName), agent.WithPodConfig(podspec.Options{PodLogsDir: t.TempDir()}),
+		agent.WithLifecycle(lc), agent.WithRelistPeriod(50*time.Millisecond), agent.WithLogger(zaptest.NewLogger(t)),
+		agent.WithPods("test", pods), agent.WithTracing(tp))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 // Plugin sets up and tears down the CSI ephemeral inline volumes
 // (volumes[].csi) of one driver, in the node's own process: code of the
 // user's that serves a volume type beside the built-in ones. It is
-// registered under its driver name (Options.Plugins, agent.Config's
+// registered under its driver name (Options.Plugins, agent.WithVolumePlugin's
 // VolumePlugins); a pod's inline CSI volume whose driver has no plugin
 // fails to mount with the kubelet's message naming the driver.
 //
@@ -54,7 +54,7 @@ type Plugin interface {
 }
 
 // Refresher is a Plugin that also refreshes the volumes it set up: the
-// Manager calls Refresh every volume refresh period (agent.Config's
+// Manager calls Refresh every volume refresh period (agent.WithVolumePlugin's
 // VolumeRefreshPeriod, --sync-frequency) for each volume of a running pod
 // whose SetUp succeeded, as it rewrites configMap and secret volumes. An
 // error is logged and the volume keeps its files.

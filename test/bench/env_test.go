@@ -144,17 +144,17 @@ type node struct {
 // stderr.
 func (n *simNode) startAgent(ctx context.Context, root string, pods []*corev1.Pod) (*node, error) {
 	reg := prometheus.NewRegistry()
-	cfg := agent.Config{
-		NodeName: "bench-node", RootDir: root, Runtime: n.client, RuntimeName: sim.DefaultRuntimeName,
-		Logger: errorLogger(), Registerer: reg,
-		ActorOptions: []actor.ConfigOption{actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+	opts := []agent.Option{
+		agent.WithNodeName("bench-node"), agent.WithRootDir(root), agent.WithRuntime(n.client, sim.DefaultRuntimeName),
+		agent.WithLogger(errorLogger()), agent.WithMetrics(reg, nil),
+		agent.WithActorOptions(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 			return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-		})},
+		})),
 	}
 	if pods != nil {
-		cfg.Pods = map[string][]*corev1.Pod{source: pods}
+		opts = append(opts, agent.WithPods(source, pods))
 	}
-	a, err := agent.Start(ctx, cfg)
+	a, err := agent.Start(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("start agent on %s: %w", root, err)
 	}

@@ -221,14 +221,13 @@ type node struct {
 }
 
 func startNode(b *testing.B, client *cri.Client, runtimeName, logs string) *node {
-	a, err := agent.Start(context.Background(), agent.Config{
-		NodeName: "bench", RootDir: b.TempDir(), Runtime: client, RuntimeName: runtimeName,
-		PodLogsDir: logs, Lifecycle: lifecycle.DefaultConfig(), RelistPeriod: time.Second,
-		HostIP: "127.0.0.1", Logger: zap.NewNop(),
-		ActorOptions: []actor.ConfigOption{actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+	a, err := agent.Start(context.Background(), agent.WithNodeName("bench"), agent.WithRootDir(b.TempDir()),
+		agent.WithRuntime(client, runtimeName), agent.WithPodConfig(podspec.Options{PodLogsDir: logs}),
+		agent.WithLifecycle(lifecycle.DefaultConfig()), agent.WithRelistPeriod(time.Second),
+		agent.WithHostIP("127.0.0.1"), agent.WithLogger(zap.NewNop()),
+		agent.WithActorOptions(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 			return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-		})},
-	})
+		})))
 	if err != nil {
 		b.Fatal(err)
 	}

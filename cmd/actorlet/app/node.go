@@ -2,13 +2,10 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
@@ -19,7 +16,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/cri/sim"
@@ -30,6 +26,7 @@ import (
 	"github.com/actorlet/actorlet/node/kubeletapi"
 	"github.com/actorlet/actorlet/node/kubeletmetrics"
 	"github.com/actorlet/actorlet/node/nodeactor"
+	"github.com/actorlet/actorlet/podspec"
 )
 
 // runNode runs one node until ctx is done: connect the runtime, start the
@@ -143,37 +140,41 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	lc := lifecycle.DefaultConfig()
 	lc.BackoffInitial, lc.BackoffMax = nc.own.backoffInitial, maxRestartPeriod(kc)
 	lc.KeepDeadContainers = int(nc.node.MaxPerPodContainerCount)
-	acfg := agent.Config{
-		NodeName: nc.nodeName, RootDir: nc.node.RootDirectory, Runtime: client, RuntimeName: ver.RuntimeName,
-		ManifestDir: kc.StaticPodPath, FileCheckFrequency: kc.FileCheckFrequency.Duration, PodLogsDir: kc.PodLogsDir,
-		ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain, ResolvConf: *kc.ResolverConfig,
-		Lifecycle: lc, RelistPeriod: nc.own.relistPeriod, Logger: log, Registerer: reg, Metrics: km, HostIP: nc.nodeIPs[0].String(),
-		ActorOptions: []actor.ConfigOption{actorLog}, NodeActor: nodeCfg, Allocatable: mach.Allocatable,
-		MemoryCapacity: mach.Capacity.Memory().Value(), VolumeRefreshPeriod: kc.SyncFrequency.Duration,
-		CgroupsPerQOS: *kc.CgroupsPerQOS, CgroupRoot: cgroupRoot(kc),
-	}
-	acfg.TracerProvider = tp
-	gc, lr := nc.imageGC, nc.logRotation
-	acfg.ImageGC, acfg.LogRotation = &gc, &lr
-	acfg.Eviction = nc.eviction
-	acfg.ImageGCOptions = []imagegc.Option{imagegc.WithCapacity(imageFsCapacity)}
+	podConfig := podspec.Options{PodLogsDir: kc.PodLogsDir, ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain,
+		ResolvConf: *kc.ResolverConfig, MemoryCapacity: mach.Capacity.Memory().Value(),
+		CgroupsPerQOS: *kc.CgroupsPerQOS, CgroupRoot: cgroupRoot(kc)}
+	imageGCOptions := []imagegc.Option{imagegc.WithCapacity(imageFsCapacity)}
+	var evictionOptions []eviction.Option
 	if api != nil {
 		// Image GC's and the eviction manager's events on the Node, as the
 		// kubelet records them (FreeDiskSpaceFailed, ImageGCFailed,
 		// EvictionThresholdMet).
 		nodeRef := &corev1.ObjectReference{Kind: "Node", Name: nc.nodeName, UID: types.UID(nc.nodeName)}
 		nodeEvent := func(typ, reason, msg string) { api.recorder.Event(nodeRef, typ, reason, msg) }
-		acfg.ImageGCOptions = append(acfg.ImageGCOptions, imagegc.WithEvents(nodeEvent))
-		acfg.EvictionOptions = append(acfg.EvictionOptions, eviction.WithEvents(nodeEvent))
+		imageGCOptions = append(imageGCOptions, imagegc.WithEvents(nodeEvent))
+		evictionOptions = append(evictionOptions, eviction.WithEvents(nodeEvent))
+	}
+	opts := []agent.Option{
+		agent.WithNodeName(nc.nodeName), agent.WithRootDir(nc.node.RootDirectory), agent.WithRuntime(client, ver.RuntimeName),
+		agent.WithLogger(log), agent.WithMetrics(reg, km), agent.WithActorOptions(actorLog), agent.WithTracing(tp),
+		agent.WithManifestDir(kc.StaticPodPath, kc.FileCheckFrequency.Duration),
+		agent.WithLifecycle(lc), agent.WithPodConfig(podConfig), agent.WithRelistPeriod(nc.own.relistPeriod),
+		agent.WithHostIP(nc.nodeIPs[0].String()), agent.WithAllocatable(mach.Allocatable),
+		agent.WithVolumeRefreshPeriod(kc.SyncFrequency.Duration), agent.WithStopTimeout(nc.own.shutdownGracePeriod),
+		agent.WithImageGC(nc.imageGC, imageGCOptions...), agent.WithLogRotation(nc.logRotation),
+	}
+	if nodeCfg != nil {
+		opts = append(opts, agent.WithNodeActor(*nodeCfg))
+	}
+	if nc.eviction != nil {
+		opts = append(opts, agent.WithEviction(*nc.eviction, 0, evictionOptions...))
 	}
 	// One health check for the health port, the read-only port and the
 	// kubelet API: the journal's appends (once the agent runs) and the runtime.
-	var started atomic.Pointer[agent.Agent]
+	var node *agent.Agent
 	healthCheck := func(ctx context.Context) error {
-		if a := started.Load(); a != nil {
-			if err := a.JournalHealth(); err != nil {
-				return err
-			}
+		if err := node.JournalHealth(); err != nil {
+			return err
 		}
 		_, err := client.Version(ctx)
 		return err
@@ -184,7 +185,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 			return err
 		}
 		authn, authz := kc.Authentication, kc.Authorization
-		opts := &kubeletapi.Options{
+		apiOpts := &kubeletapi.Options{
 			Address: kc.Address, Port: int(kc.Port), NodeName: nc.nodeName, NodeIPs: nc.nodeIPs,
 			TLSCertFile: certFile, TLSKeyFile: keyFile, TLSMinVersion: kc.TLSMinVersion, TLSCipherSuites: kc.TLSCipherSuites,
 			ClientCAFile: authn.X509.ClientCAFile, Client: kube, Anonymous: *authn.Anonymous.Enabled,
@@ -194,55 +195,63 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 			DebuggingHandlersDisabled: !*kc.EnableDebuggingHandlers, Metrics: reg, Healthz: healthCheck,
 		}
 		if servingCerts != nil {
-			opts.ServingCertificate = servingCerts.Current
+			apiOpts.ServingCertificate = servingCerts.Current
 			if err := servingCerts.RegisterMetrics(reg, certs.ServingCertificate); err != nil {
 				return err
 			}
 			runRotator(servingCerts)
 		}
-		acfg.KubeletAPI = opts
+		opts = append(opts, agent.WithKubeletAPI(*apiOpts))
 	}
 	// Sysctls first, then resources: the kubelet's order of admit handlers.
-	acfg.Admission = sysctls
+	opts = append(opts, agent.WithAdmitHandler(sysctls))
 	if api != nil {
-		acfg.Sources = []agent.PodSource{api.source}
-		acfg.StatusSinks = []actors.StatusSink{api.writer}
-		acfg.Events, acfg.EnvSource, acfg.Tokens = api.events, api.envSource, api.tokens
-		acfg.Services = api.services
-		acfg.Admission = actors.JoinAdmitters(sysctls, api.admission)
+		opts = append(opts, agent.WithSource(api.source), agent.WithStatusSink(api.writer), agent.WithEventSink(api.events),
+			agent.WithEnvSource(api.envSource), agent.WithTokens(api.tokens), agent.WithServices(api.services),
+			agent.WithAdmitHandler(api.admission))
 	}
-	a, err := agent.Start(ctx, acfg)
-	if err != nil {
+	if node, err = agent.New(opts...); err != nil {
 		return err
 	}
-	started.Store(a)
-	servers, err := newLocalServers(nc, localProviders{Pods: a.Statuses(), Gatherer: reg, Summary: a.Stats(), Healthz: healthCheck}, log.Named("http"))
+	runCtx, stopNode := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopNode()
+	go func() { _ = node.Run(runCtx) }()
+	select {
+	case <-node.Ready():
+	case <-node.Done():
+		return node.Err()
+	}
+	servers, err := newLocalServers(nc, localProviders{Pods: node.Statuses(), Gatherer: reg, Summary: node.Stats(), Healthz: healthCheck}, log.Named("http"))
 	if err == nil {
 		err = servers.start(ctx)
 	}
 	if err != nil {
-		_ = a.Stop(context.Background())
+		stopNode()
+		<-node.Done()
 		return err
 	}
 	healthz, readOnly := servers.addrs()
 	log.Info("actorlet is running", zap.String("healthz", healthz), zap.String("readOnly", readOnly),
-		zap.String("rootDir", nc.node.RootDirectory), zap.String("manifests", kc.StaticPodPath), zap.Duration("recovery", a.RecoveryTime()))
+		zap.String("rootDir", nc.node.RootDirectory), zap.String("manifests", kc.StaticPodPath), zap.Duration("recovery", node.RecoveryTime()))
 
-	var fatal error
+	// The node ends by itself only when it cannot go on (its journal is
+	// gone); Run logged why.
 	select {
 	case <-ctx.Done():
-	case fatal = <-a.Fatal():
-		log.Error("the node cannot go on", zap.Error(fatal))
+	case <-node.Done():
 	}
 	log.Info("shutting down; pods keep running")
 	actorsStopping()
 	stopCtx, cancel := context.WithTimeout(context.Background(), nc.own.shutdownGracePeriod)
 	defer cancel()
 	_ = servers.shutdown(stopCtx)
-	if err := a.Stop(stopCtx); err != nil || fatal != nil {
-		return errors.Join(fatal, err)
+	stopNode()
+	select {
+	case <-node.Done():
+		return node.Err()
+	case <-stopCtx.Done():
+		return fmt.Errorf("stop the node: %w", stopCtx.Err())
 	}
-	return nil
 }
 
 // waitForRuntime asks the runtime for its version until it answers, as the

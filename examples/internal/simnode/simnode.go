@@ -20,6 +20,7 @@ import (
 	"github.com/actorlet/actorlet/cri/serve"
 	"github.com/actorlet/actorlet/cri/sim"
 	"github.com/actorlet/actorlet/node/agent"
+	"github.com/actorlet/actorlet/podspec"
 )
 
 // Node is a running node and its simulated runtime.
@@ -32,12 +33,12 @@ type Node struct {
 // embedded pod source named "example"), with cfg's extension points set by
 // with (nil for none). The simulated runtime lives in this process: its
 // pods end with it, and a node started again on rootDir recreates them.
-func Start(ctx context.Context, rootDir string, pods []*corev1.Pod, log *zap.Logger, with func(*agent.Config)) (*Node, error) {
+func Start(ctx context.Context, rootDir string, pods []*corev1.Pod, log *zap.Logger, with ...agent.Option) (*Node, error) {
 	rt, err := sim.New(sim.Options{Logger: log.Named("sim")})
 	if err != nil {
 		return nil, err
 	}
-	n, err := StartOn(ctx, rt, sim.DefaultRuntimeName, rootDir, pods, log, with)
+	n, err := StartOn(ctx, rt, sim.DefaultRuntimeName, rootDir, pods, log, with...)
 	if err != nil {
 		rt.Close()
 		return nil, err
@@ -51,7 +52,7 @@ func Start(ctx context.Context, rootDir string, pods []*corev1.Pod, log *zap.Log
 // one of the user's), connected without a socket (serve.InProcess), whose
 // name prefixes container IDs in pod statuses ("<runtimeName>://<id>").
 // Stop disconnects it; closing rt is the caller's.
-func StartOn(ctx context.Context, rt serve.Runtime, runtimeName, rootDir string, pods []*corev1.Pod, log *zap.Logger, with func(*agent.Config)) (*Node, error) {
+func StartOn(ctx context.Context, rt serve.Runtime, runtimeName, rootDir string, pods []*corev1.Pod, log *zap.Logger, with ...agent.Option) (*Node, error) {
 	conn, stopConn, err := serve.InProcess(ctx, rt)
 	if err != nil {
 		return nil, err
@@ -60,18 +61,15 @@ func StartOn(ctx context.Context, rt serve.Runtime, runtimeName, rootDir string,
 	stopRuntime := func() { client.Close(); stopConn() }
 	lc := lifecycle.DefaultConfig()
 	lc.BackoffInitial, lc.BackoffMax = 100*time.Millisecond, time.Second
-	cfg := agent.Config{
-		NodeName: "example", RootDir: rootDir, Runtime: client, RuntimeName: runtimeName,
-		PodLogsDir: rootDir + "/logs", Lifecycle: lc, RelistPeriod: time.Second, Logger: log,
-		Pods: map[string][]*corev1.Pod{"example": pods},
-		ActorOptions: []actor.ConfigOption{actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+	opts := []agent.Option{
+		agent.WithNodeName("example"), agent.WithRootDir(rootDir), agent.WithRuntime(client, runtimeName),
+		agent.WithPodConfig(podspec.Options{PodLogsDir: rootDir + "/logs"}), agent.WithLifecycle(lc),
+		agent.WithRelistPeriod(time.Second), agent.WithLogger(log), agent.WithPods("example", pods),
+		agent.WithActorOptions(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 			return slog.New(zapslog.NewHandler(log.Named("protoactor").Core()))
-		})},
+		})),
 	}
-	if with != nil {
-		with(&cfg)
-	}
-	a, err := agent.Start(ctx, cfg)
+	a, err := agent.Start(ctx, append(opts, with...)...)
 	if err != nil {
 		stopRuntime()
 		return nil, fmt.Errorf("start the node in %s: %w", rootDir, err)
