@@ -40,7 +40,8 @@ type podRemoved struct{ uid string }
 //
 // Guarantees: no effect is started and no status published for a state whose
 // events are not durable; at most one effect per key is in flight; an effect
-// whose failure is transient is retried with back-off, never reported.
+// whose failure is transient is retried with back-off, never reported. What
+// runs when is the core's (lifecycle.Driver); the actor carries it out.
 type podActor struct {
 	uid   string
 	deps  *Deps
@@ -55,33 +56,18 @@ type podActor struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	inflight map[string]bool
-	// done holds keys of effects that succeeded without changing the
-	// journal; they are not repeated until the runtime is listed again.
-	done      map[string]bool
-	retries   map[string]int
-	blocked   map[string]time.Time
-	workers   map[string]*worker
-	timer     clock.Timer
-	timerAt   time.Time
-	sinceSnap int
-	listing   bool
+	// drv is the pod's executor in the core (lifecycle.Driver): which
+	// effect runs, when it is retried, what waits for a runtime view. Made
+	// in Started, from the durable state; a restart loses it.
+	drv     *lifecycle.Driver
+	workers map[string]*worker
+	timer   clock.Timer
 	// stopped: the pod is finished, or the actor stops or restarts;
 	// inputs and effect results are not decided any more.
 	stopped bool
-	// published: the status was published at least once by this incarnation.
-	published bool
 	// released: the Supervisor was told the pod holds no resources any more.
 	released bool
 	mode     spawnMode
-	// synced: a runtime view arrived since this incarnation started. No
-	// effect runs before: after a crash the runtime may already have done
-	// what the journal still shows as outstanding.
-	synced bool
-	// fresh holds keys of sandbox and container creations this incarnation
-	// journaled and has not tried yet: no earlier try can have left one
-	// behind, so the first try creates without looking for it first.
-	fresh map[string]bool
 	// prober runs the pod's probe workers (nil until a container has probes).
 	prober PodProber
 	// startedHere holds the keys of creates and starts this incarnation
@@ -118,8 +104,7 @@ const (
 func newPodActor(parent context.Context, uid string, deps *Deps, load Loader, initial *lifecycle.State, mode spawnMode) *podActor {
 	return &podActor{
 		uid: uid, deps: deps, load: load, state: initial, mode: mode, parent: parent,
-		inflight: map[string]bool{}, done: map[string]bool{}, retries: map[string]int{},
-		blocked: map[string]time.Time{}, workers: map[string]*worker{}, fresh: map[string]bool{}, startedHere: map[string]bool{},
+		workers: map[string]*worker{}, startedHere: map[string]bool{},
 	}
 }
 
@@ -141,6 +126,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 				// Started while the node stops: not a journal failure (no
 				// restart); the actor stays idle until it is stopped.
 				a.stopped = true
+				a.drv = lifecycle.NewDriver(a.deps.Lifecycle, lifecycle.Retry{}, lifecycle.NewState(a.uid))
 				return
 			}
 			if err != nil {
@@ -148,6 +134,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 			}
 			a.state = st
 		}
+		a.drv = lifecycle.NewDriver(a.deps.Lifecycle, lifecycle.Retry{Min: a.deps.RetryMin, Max: a.deps.RetryMax, Snapshot: a.deps.SnapshotEvery}, a.state)
 		if a.mode == restarted {
 			// The previous incarnation's inputs are lost: ask again.
 			ctx.Request(ctx.Parent(), &resync{uid: a.uid})
@@ -168,18 +155,17 @@ func (a *podActor) Receive(ctx actor.Context) {
 		if a.appendRetry != nil {
 			a.appendRetry.Stop()
 		}
-	case *pb.PodDesired, *pb.PodUndesired, *pb.Tick, *pb.ProbeResult, *pb.PodEvict:
+	case *pb.PodDesired, *pb.PodUndesired, *pb.Tick, *pb.ProbeResult, *pb.PodEvict, *pb.RuntimeObserved:
 		a.handle(ctx, m.(lifecycle.Input))
+	case *timerFired:
+		if a.drv != nil {
+			a.drv.TimerFired()
+		}
+		a.handle(ctx, &pb.Tick{})
 	case *listed:
 		a.replied(ctx, ctx.Sender())
-		a.listing = false
-		a.synced = true
-		clear(a.done)
+		a.drv.Listed(true)
 		a.handle(ctx, m.obs)
-	case *pb.RuntimeObserved:
-		a.synced = true
-		clear(a.done)
-		a.handle(ctx, m)
 	case *effectDone:
 		a.traceLink = m.span
 		a.effectDone(ctx, m)
@@ -189,13 +175,13 @@ func (a *podActor) Receive(ctx actor.Context) {
 	case *listFailed:
 		// Without a view nothing may run (see synced): try again soon.
 		a.replied(ctx, ctx.Sender())
-		a.listing = false
+		after := a.drv.Listed(false)
 		if m.canceled {
 			return // stopping: nothing to try again
 		}
-		a.log().Warn("cannot list the pod in the runtime; retrying", zap.Error(m.err))
+		a.log().Warn("cannot list the pod in the runtime; retrying", zap.Error(m.err), zap.Duration("after", after))
 		self, root := ctx.Self(), ctx.ActorSystem().Root
-		a.deps.Clock.AfterFunc(a.deps.RetryMax/4, func() { root.Send(self, &refreshNow{}) })
+		a.deps.Clock.AfterFunc(after, func() { root.Send(self, &refreshNow{}) })
 	case *refreshNow:
 		a.requestList(ctx)
 	case *appendRetry:
@@ -303,53 +289,37 @@ type refreshNow struct{}
 func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
 	ours := a.replied(ctx, ctx.Sender())
 	key := m.effect.Key()
-	if m.canceled {
+	if m.canceled || a.stopped {
+		// A result that came back as the actor stops: nothing can be
+		// journaled now (see handle), nor retried; the journal's intent
+		// brings it back on the next start.
 		if ours {
-			delete(a.inflight, key)
+			a.drv.Cancelled(m.effect)
 		}
 		a.log().Debug("effect cancelled: the pod's actor is stopping", zap.String("effect", key), zap.Error(m.err))
 		return
 	}
-	delete(a.inflight, key)
-	if a.stopped {
-		// A result that came back as the actor stops: nothing can be
-		// journaled now (see handle), nor retried; the journal's intent
-		// brings it back on the next start.
-		return
-	}
+	now := a.deps.Clock.Now()
+	transient := m.err != nil && cri.Retryable(m.err)
+	rd, retryAfter := a.drv.Done(m.effect, m.result, m.err, transient, now)
 	if m.err != nil {
-		n := a.retries[key]
-		a.retries[key] = n + 1
-		delay := min(a.deps.RetryMin<<min(n, 16), a.deps.RetryMax)
-		a.blocked[key] = a.deps.Clock.Now().Add(delay)
-		a.armRetry(ctx, delay)
-		if cri.Retryable(m.err) {
+		a.armRetry(ctx, retryAfter)
+		if transient {
 			// Warned at the first failure and then at each back-off
 			// step's doubling, not at every retry.
 			if r, ok := a.deps.Events.(RetrySink); ok && a.state != nil && a.state.Pod != nil {
 				r.Retrying(a.state.Pod, m.effect, m.err)
 			}
-			if n == 0 || delay < a.deps.RetryMax {
-				a.log().Warn("effect failed, will retry", zap.String("effect", key), zap.Duration("after", delay), zap.Error(m.err))
+			if retryAfter == a.deps.RetryMin || retryAfter < a.deps.RetryMax {
+				a.log().Warn("effect failed, will retry", zap.String("effect", key), zap.Duration("after", retryAfter), zap.Error(m.err))
 			} else {
-				a.log().Debug("effect failed, will retry", zap.String("effect", key), zap.Duration("after", delay), zap.Error(m.err))
+				a.log().Debug("effect failed, will retry", zap.String("effect", key), zap.Duration("after", retryAfter), zap.Error(m.err))
 			}
 			return
 		}
-		a.log().Warn("effect failed", zap.String("effect", key), zap.Duration("retryAfter", delay), zap.Error(m.err))
-		a.handle(ctx, m.result)
-		return
+		a.log().Warn("effect failed", zap.String("effect", key), zap.Duration("retryAfter", retryAfter), zap.Error(m.err))
 	}
-	delete(a.retries, key)
-	delete(a.blocked, key)
-	seq := a.state.P.Seq
-	a.handle(ctx, m.result)
-	if !a.stopped && a.state.P.Seq == seq {
-		// Done, but the journal did not move: its outcome will show in the
-		// runtime's next view. Don't repeat it before that.
-		a.done[key] = true
-		a.requestList(ctx)
-	}
+	a.carryOut(ctx, m.result, rd, now)
 }
 
 // handle runs one input through the core: decide, append, adopt, act.
@@ -358,6 +328,12 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		return
 	}
 	now := a.deps.Clock.Now()
+	a.carryOut(ctx, in, a.drv.Step(in, now), now)
+}
+
+// carryOut makes the decision rd (of in, at now) durable, adopts it
+// (Driver.Advance) and carries out the work it makes ready.
+func (a *podActor) carryOut(ctx actor.Context, in lifecycle.Input, rd lifecycle.Ready, now time.Time) {
 	if a.deps.Worker != nil {
 		op := "sync"
 		if _, desired := in.(*pb.PodDesired); desired {
@@ -368,12 +344,14 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		}
 		defer func() { a.deps.Worker.Synced(op, a.deps.Clock.Since(now)) }()
 	}
-	dec := a.deps.Lifecycle.Decide(a.state, in, now)
-	a.beginSync(in, now, dec)
+	if rd.State() == nil {
+		return
+	}
+	a.beginSync(in, now, rd.Events, rd.State())
 	defer a.endSync()
-	if len(dec.Events) > 0 {
+	if len(rd.Events) > 0 {
 		appendStart := a.deps.Clock.Now()
-		if err := a.deps.Journal.Append(a.ctx, a.uid, dec.Events...); err != nil {
+		if err := a.deps.Journal.Append(a.ctx, a.uid, rd.Events...); err != nil {
 			if a.ctx.Err() != nil {
 				// Stopping: an append cut short by its context wrote
 				// nothing (Journal.Append). Not a journal failure: the
@@ -387,88 +365,66 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 			}
 			a.syncFailed(err)
 			a.appendFailed(ctx, in, err)
+			if w := a.drv.Advance(rd, err); w.List {
+				a.sendList(ctx)
+			}
 			return
 		}
 		a.appendSucceeded()
-		rebuilt := rebuiltBy(in, a.state, dec.State)
 		if a.deps.Worker != nil {
-			a.deps.Worker.Appended(len(dec.Events), a.deps.Clock.Since(appendStart))
-		}
-		a.state = dec.State
-		a.sinceSnap += len(dec.Events)
-		if rebuilt != "" {
-			a.rebuilt(rebuilt)
-		}
-		a.markFresh(dec.Events)
-		if a.deps.Events != nil {
-			a.deps.Events.Recorded(a.state.Pod, a.ownedHere(dec.Events))
-		}
-		a.publish(ctx, now)
-		if a.state.P.Removed || a.state.Done() {
-			a.finish(ctx)
-			return
-		}
-		if a.sinceSnap >= a.deps.SnapshotEvery {
-			a.snapshot(now)
-		}
-	} else {
-		a.state = dec.State // the runtime view is kept; nothing durable changed
-		if _, view := in.(*pb.RuntimeObserved); view && a.appendFailures > 0 && len(a.failedInputs) == 0 {
-			a.appendSucceeded() // a fresh view leaves nothing to journal: the wait is over
-		}
-		if a.state.P.Removed && len(dec.Effects) == 0 {
-			a.finish(ctx) // spawned for a stale view of a pod already gone
-			return
-		}
-		if !a.published && !a.state.P.Removed {
-			a.publish(ctx, now) // a recovered pod: its status is news to this process
+			a.deps.Worker.Appended(len(rd.Events), a.deps.Clock.Since(appendStart))
 		}
 	}
+	before := a.state
+	w := a.drv.Advance(rd, nil)
+	a.state = a.drv.State()
+	if w.Appended {
+		if rebuilt := rebuiltBy(in, before, a.state); rebuilt != "" {
+			a.rebuilt(rebuilt)
+		}
+		if a.deps.Events != nil {
+			a.deps.Events.Recorded(a.state.Pod, a.ownedHere(rd.Events))
+		}
+	} else if _, view := in.(*pb.RuntimeObserved); view && a.appendFailures > 0 && len(a.failedInputs) == 0 {
+		a.appendSucceeded() // a fresh view leaves nothing to journal: the wait is over
+	}
+	if w.Publish {
+		a.publish(ctx, now)
+	}
+	if w.Finish {
+		a.finish(ctx)
+		return
+	}
+	if w.Snapshot {
+		a.snapshot(now)
+	}
 	a.syncProbes(ctx)
-	a.dispatch(ctx, dec.Effects, now)
+	a.dispatch(ctx, w)
+	if w.List {
+		a.sendList(ctx)
+	}
 }
 
-func (a *podActor) dispatch(ctx actor.Context, effects []lifecycle.Effect, now time.Time) {
+// dispatch carries out the effects and the timer w makes ready.
+func (a *podActor) dispatch(ctx actor.Context, w lifecycle.Work) {
 	if a.ctx.Err() != nil {
 		return // stopping: nothing new starts (see effectDone)
 	}
-	for _, e := range effects {
-		if t, ok := e.(lifecycle.ArmTimer); ok {
-			a.arm(ctx, t.At)
-			continue
-		}
-		key := e.Key()
-		if !a.synced || a.inflight[key] || a.done[key] {
-			continue
-		}
-		if until, ok := a.blocked[key]; ok && now.Before(until) {
-			continue
-		}
-		a.inflight[key] = true
+	if !w.TimerAt.IsZero() {
+		a.arm(ctx, w.TimerAt)
+	}
+	for _, d := range w.Run {
+		e := d.Effect
 		switch e.(type) {
 		case lifecycle.CreateContainer, lifecycle.StartContainer:
-			a.startedHere[key] = true
+			a.startedHere[e.Key()] = true
 		}
 		if _, pull := e.(lifecycle.PullImage); !pull && a.deps.Events != nil {
 			// A pull is told by the ContainerActor, once it knows the
 			// image is not present.
 			a.deps.Events.Acting(a.state.Pod, e)
 		}
-		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod, podIP: a.podIP(), fresh: a.fresh[key], retry: a.retries[key] > 0})
-		delete(a.fresh, key)
-	}
-}
-
-// markFresh notes the creations just journaled (see podActor.fresh).
-func (a *podActor) markFresh(events []*pb.Envelope) {
-	for _, env := range events {
-		switch ev := env.Event.Kind.(type) {
-		case *pb.Event_SandboxRequested:
-			a.fresh[lifecycle.RunSandbox{Attempt: ev.SandboxRequested.Attempt}.Key()] = true
-		case *pb.Event_ContainerRequested:
-			r := ev.ContainerRequested
-			a.fresh[lifecycle.CreateContainer{Name: r.Name, Attempt: r.Attempt}.Key()] = true
-		}
+		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod, podIP: a.podIP(), fresh: d.Fresh, retry: d.Retry})
 	}
 }
 
@@ -513,23 +469,28 @@ func (a *podActor) replied(ctx actor.Context, from *actor.PID) bool {
 	return false
 }
 
+// requestList lists the pod in the runtime, unless a listing is on its way.
 func (a *podActor) requestList(ctx actor.Context) {
-	if a.listing || a.deps.Lister == nil {
-		return
+	if a.deps.Lister != nil && a.drv.RequestList() {
+		a.toWorker(ctx, "sandbox", &refresh{})
 	}
-	a.listing = true
-	a.toWorker(ctx, "sandbox", &refresh{})
 }
 
-// arm sets the pod's one timer to fire a Tick at t.
-func (a *podActor) arm(ctx actor.Context, at time.Time) {
-	if a.timer != nil && a.timerAt.Equal(at) {
-		return
+// sendList lists the pod for a listing the Driver asked for (Work.List).
+func (a *podActor) sendList(ctx actor.Context) {
+	if a.deps.Lister != nil {
+		a.toWorker(ctx, "sandbox", &refresh{})
 	}
+}
+
+// timerFired is the pod's timer (Work.TimerAt).
+type timerFired struct{}
+
+// arm sets the pod's one timer to fire at at (replacing the one before).
+func (a *podActor) arm(ctx actor.Context, at time.Time) {
 	a.stopTimer()
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	a.timerAt = at
-	a.timer = a.deps.Clock.AfterFunc(at.Sub(a.deps.Clock.Now()), func() { root.Send(self, &pb.Tick{}) })
+	a.timer = a.deps.Clock.AfterFunc(at.Sub(a.deps.Clock.Now()), func() { root.Send(self, &timerFired{}) })
 }
 
 func (a *podActor) armRetry(ctx actor.Context, d time.Duration) {
@@ -554,7 +515,6 @@ func (a *podActor) publish(ctx actor.Context, now time.Time) {
 	if a.deps.Status == nil {
 		return
 	}
-	a.published = true
 	u := PodUpdate{UID: a.uid, Seq: a.state.P.Seq, Removed: a.state.P.Removed}
 	if a.state.P.AcceptedAtUnixNano != 0 {
 		u.AcceptedAt = time.Unix(0, a.state.P.AcceptedAtUnixNano)
@@ -575,7 +535,7 @@ func (a *podActor) snapshot(now time.Time) {
 		a.log().Warn("snapshot", zap.Error(err))
 		return
 	}
-	a.sinceSnap = 0
+	a.drv.Snapshotted()
 }
 
 // finish ends the actor once its pod is gone: the final state is compacted
@@ -584,7 +544,7 @@ func (a *podActor) finish(ctx actor.Context) {
 	a.stopped = true
 	a.stopTimer()
 	a.stopProbes()
-	if a.sinceSnap > 0 {
+	if a.drv.SinceSnapshot() > 0 {
 		a.snapshot(a.deps.Clock.Now())
 	}
 	// The pod's containers are gone, and so are their volumes and logs. A

@@ -47,14 +47,14 @@ type effectTrace struct {
 }
 
 // beginSync starts tracing one sync of the pod: in, decided at now into
-// dec. The span exists at once if the sync journals events; otherwise once
-// it starts an effect (traceEffect). endSync ends it.
-func (a *podActor) beginSync(in lifecycle.Input, now time.Time, dec lifecycle.Decision) {
+// events and st (the state once adopted). The span exists at once if the
+// sync journals events; otherwise once it starts an effect (traceEffect).
+// endSync ends it.
+func (a *podActor) beginSync(in lifecycle.Input, now time.Time, events []*pb.Envelope, st *lifecycle.State) {
 	a.sync = nil
 	if a.deps.TracerProvider == nil {
 		return
 	}
-	st := dec.State
 	name := "syncPod"
 	switch {
 	case st.P.GetTerminated():
@@ -71,12 +71,12 @@ func (a *podActor) beginSync(in lifecycle.Input, now time.Time, dec lifecycle.De
 		tracing.InputKey.String(string(in.ProtoReflect().Descriptor().Name())))
 	s := &syncTrace{tracer: a.deps.TracerProvider.Tracer(tracing.InstrumentationScope), name: name, start: now, attrs: attrs, link: a.traceLink}
 	a.sync = s
-	if n := len(dec.Events); n > 0 {
+	if n := len(events); n > 0 {
 		sp := s.open()
-		sp.SetAttributes(tracing.JournalSeqFirstKey.Int64(int64(dec.Events[0].GetSeq())),
-			tracing.JournalSeqLastKey.Int64(int64(dec.Events[n-1].GetSeq())),
-			tracing.JournalSeqKey.Int64(int64(dec.Events[n-1].GetSeq())))
-		for _, env := range dec.Events {
+		sp.SetAttributes(tracing.JournalSeqFirstKey.Int64(int64(events[0].GetSeq())),
+			tracing.JournalSeqLastKey.Int64(int64(events[n-1].GetSeq())),
+			tracing.JournalSeqKey.Int64(int64(events[n-1].GetSeq())))
+		for _, env := range events {
 			sp.AddEvent(env.GetEvent().Name(), trace.WithTimestamp(time.Unix(0, env.GetTimeUnixNano())),
 				trace.WithAttributes(tracing.JournalSeqKey.Int64(int64(env.GetSeq()))))
 		}

@@ -31,14 +31,14 @@
 //     Supervisor's recovery order: desired state first, then the runtime
 //     view) and the runtime listings (cri.Client.ListPods/ListPod).
 //
-// The shell mirrors actors/podactor.go's rules (one effect per key in
-// flight, nothing before a first runtime view, back-off of failed effects,
-// transient failures only retried, "done" effects not repeated before a new
-// view, "fresh" creations without a lookup) and the watcher's
-// (cri.Watcher: a listing per container event, a safety relist every 30 s,
-// resubscription after a broken stream). It is a second copy of that logic,
-// kept by hand: a bug only in the actor's copy is not found here, and the
-// reverse.
+// The shell drives the same executor as the PodActor, the core's Driver
+// (lifecycle.Driver: one effect per key in flight, nothing before a first
+// runtime view, back-off of failed effects, transient failures only
+// retried, "done" effects not repeated before a new view, "fresh" creations
+// without a lookup), so the simulation tests the actor's rules themselves.
+// The watcher's rules (cri.Watcher: a listing per container event, a safety
+// relist every 30 s, resubscription after a broken stream) are a copy kept
+// by hand in watch.go: a bug only in the watcher's copy is not found here.
 //
 // Not in the simulation: probes, lifecycle hooks, volumes, admission, the
 // status writer, API events, the node object and lease, the API server

@@ -300,7 +300,6 @@ func (n *Node) recover() {
 		if v == nil {
 			v = &cri.PodView{UID: uid, ListedAt: listedAt}
 		}
-		p.synced = true
 		n.handle(p, actors.Observed(uid, v))
 		if n.down {
 			return // crashed again while recovering
@@ -315,7 +314,7 @@ func (n *Node) spawn(uid string, st *lifecycle.State) *shell {
 	if n.down {
 		// The node just crashed (in the middle of a loop over pods): it
 		// keeps nothing; the shell is dead from the start.
-		p := newShell(uid, lifecycle.NewState(uid))
+		p := n.newShell(uid, lifecycle.NewState(uid))
 		p.stopped = true
 		return p
 	}
@@ -335,7 +334,7 @@ func (n *Node) spawn(uid string, st *lifecycle.State) *shell {
 			st = lifecycle.NewState(uid)
 		}
 	}
-	p := newShell(uid, st)
+	p := n.newShell(uid, st)
 	n.pods[uid] = p
 	if n.s.trace != nil {
 		n.s.trace(n, uid, fmt.Sprintf("spawn seq=%d removed=%v", st.P.Seq, st.P.Removed))
@@ -358,7 +357,6 @@ func (n *Node) setDesired(pod *corev1.Pod) {
 		p = n.spawn(uid, nil)
 		n.handle(p, desiredMsg(pod))
 		if n.pods[uid] == p && !n.down {
-			p.synced = true
 			n.handle(p, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: n.s.clock.Now().UnixNano()})
 		}
 		return

@@ -13,42 +13,29 @@ import (
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
-// shell plays the PodActor's part for one pod, deterministically: it runs
-// each input through the core (lifecycle Decide), journals the events
-// before anything else, adopts the state, and carries out the effects
-// (actors.RunEffect: the ContainerActor's code) with the PodActor's rules:
-// at most one effect per key in flight, nothing before a first runtime
-// view, a failed effect blocked for a back-off (RetryMin doubling to
-// RetryMax) and retried, transient failures only retried, definitive ones
-// told to the core, an effect that changed nothing not repeated before the
-// next runtime view, and creations journaled by this incarnation tried
-// without a lookup first ("fresh").
+// shell plays the PodActor's part for one pod, deterministically, around
+// the same executor: the core's Driver (lifecycle.Driver) decides each
+// input, says what to journal before anything else, and hands out the
+// effects ready to run (at most one per key in flight, nothing before a
+// first runtime view, back-off of failed effects, transient failures only
+// retried, an effect that changed nothing not repeated before the next
+// view, fresh creations without a lookup), the timer, the listings, the
+// snapshots and the pod's end; the shell carries them out with the
+// ContainerActor's code (actors.RunEffect) on the virtual clock.
 //
-// It mirrors actors/podactor.go (which is bound to protoactor's mailboxes
-// and goroutines); what it leaves out: probes, hooks, volumes, status
-// publishing and API events, admission, and the append-failure wait.
+// What it leaves out of the PodActor's shell: probes, hooks, volumes,
+// status publishing and API events, admission, and the append-failure wait.
 type shell struct {
-	uid       string
-	st        *lifecycle.State
-	inflight  map[string]bool
-	done      map[string]bool
-	fresh     map[string]bool
-	retries   map[string]int
-	blocked   map[string]time.Time
-	timer     *event
-	timerAt   time.Time
-	listing   bool
-	synced    bool
-	stopped   bool
-	sinceSnap int
+	uid     string
+	drv     *lifecycle.Driver
+	st      *lifecycle.State // drv.State(), for the checker
+	timer   *event
+	stopped bool
 }
 
-func newShell(uid string, st *lifecycle.State) *shell {
-	return &shell{
-		uid: uid, st: st,
-		inflight: map[string]bool{}, done: map[string]bool{}, fresh: map[string]bool{},
-		retries: map[string]int{}, blocked: map[string]time.Time{},
-	}
+func (n *Node) newShell(uid string, st *lifecycle.State) *shell {
+	return &shell{uid: uid, st: st, drv: lifecycle.NewDriver(n.deps.Lifecycle,
+		lifecycle.Retry{Min: n.deps.RetryMin, Max: n.deps.RetryMax, Snapshot: snapshotEvery}, st)}
 }
 
 // live reports whether p is still the node's current shell of its pod.
@@ -59,82 +46,60 @@ func (n *Node) handle(p *shell, in lifecycle.Input) {
 	if !n.live(p) {
 		return
 	}
-	now := n.s.clock.Now()
-	dec := n.deps.Lifecycle.Decide(p.st, in, now)
-	if n.s.trace != nil {
-		n.s.trace(n, p.uid, fmt.Sprintf("input %T -> %d events %v", in, len(dec.Events), dec.Events))
+	n.carryOut(p, in, p.drv.Step(in, n.s.clock.Now()))
+}
+
+// carryOut makes the decision rd durable, adopts it and carries out the
+// work it makes ready.
+func (n *Node) carryOut(p *shell, in lifecycle.Input, rd lifecycle.Ready) {
+	if rd.State() == nil {
+		return
 	}
-	if len(dec.Events) > 0 {
-		if err := n.append(p.uid, dec.Events); err != nil {
+	if n.s.trace != nil {
+		n.s.trace(n, p.uid, fmt.Sprintf("input %T -> %d events %v", in, len(rd.Events), rd.Events))
+	}
+	if len(rd.Events) > 0 {
+		if err := n.append(p.uid, rd.Events); err != nil {
 			n.s.fail(n, p.uid, err.Error())
 			return
 		}
-		prev := p.st
-		p.st = dec.State
-		p.sinceSnap += len(dec.Events)
-		markFresh(p, dec.Events)
-		n.s.check.appended(n, p, prev, dec.Events)
-		if p.st.P.Removed || p.st.Done() {
-			n.finish(p)
-			return
-		}
-		if p.sinceSnap >= snapshotEvery {
-			n.snapshot(p)
-		}
-		if n.crashDue() {
-			// A kill -9 right after a journal write, before its effects.
-			n.crash("after an append")
-			return
-		}
-	} else {
-		p.st = dec.State
-		if p.st.P.Removed && len(dec.Effects) == 0 {
-			n.finish(p)
-			return
-		}
 	}
-	n.dispatch(p, dec.Effects, now)
-}
-
-func markFresh(p *shell, events []*pb.Envelope) {
-	for _, env := range events {
-		switch ev := env.Event.Kind.(type) {
-		case *pb.Event_SandboxRequested:
-			p.fresh[lifecycle.RunSandbox{Attempt: ev.SandboxRequested.Attempt}.Key()] = true
-		case *pb.Event_ContainerRequested:
-			r := ev.ContainerRequested
-			p.fresh[lifecycle.CreateContainer{Name: r.Name, Attempt: r.Attempt}.Key()] = true
-		}
+	prev := p.st
+	w := p.drv.Advance(rd, nil)
+	p.st = p.drv.State()
+	if w.Appended {
+		n.s.check.appended(n, p, prev, rd.Events)
 	}
-}
-
-func (n *Node) dispatch(p *shell, effects []lifecycle.Effect, now time.Time) {
-	for _, e := range effects {
+	if w.Finish {
+		n.finish(p)
+		return
+	}
+	if w.Snapshot {
+		n.snapshot(p)
+	}
+	if w.Appended && n.crashDue() {
+		// A kill -9 right after a journal write, before its effects.
+		n.crash("after an append")
+		return
+	}
+	if !w.TimerAt.IsZero() {
+		n.arm(p, w.TimerAt)
+	}
+	for _, d := range w.Run {
 		if !n.live(p) {
 			return
 		}
-		if t, ok := e.(lifecycle.ArmTimer); ok {
-			n.arm(p, t.At)
-			continue
-		}
-		key := e.Key()
-		if !p.synced || p.inflight[key] || p.done[key] {
-			continue
-		}
-		if until, ok := p.blocked[key]; ok && now.Before(until) {
-			continue
-		}
-		p.inflight[key] = true
-		fresh := p.fresh[key]
-		delete(p.fresh, key)
-		n.run(p, e, fresh)
+		n.run(p, d.Effect, d.Fresh)
 		if n.s.bugDoubleStart {
-			if _, start := e.(lifecycle.StartContainer); start {
+			if _, start := d.Effect.(lifecycle.StartContainer); start {
 				// The injected bug (tests only): the start is carried
 				// out a second time.
-				n.run(p, e, fresh)
+				n.run(p, d.Effect, d.Fresh)
 			}
 		}
+	}
+	if w.List && n.live(p) {
+		n.list(p)
 	}
 }
 
@@ -158,46 +123,33 @@ func (n *Node) run(p *shell, e lifecycle.Effect, fresh bool) {
 
 // effectDone takes an effect's outcome, as podActor.effectDone does.
 func (n *Node) effectDone(p *shell, e lifecycle.Effect, res *pb.EffectResult, err error) {
-	key := e.Key()
-	delete(p.inflight, key)
+	rd, retryAfter := p.drv.Done(e, res, err, err != nil && cri.Retryable(err), n.s.clock.Now())
 	if err != nil {
-		k := p.retries[key]
-		p.retries[key] = k + 1
-		delay := min(n.deps.RetryMin<<min(k, 16), n.deps.RetryMax)
-		p.blocked[key] = n.s.clock.Now().Add(delay)
-		n.after(delay, func() { n.handle(p, &pb.Tick{}) })
-		if cri.Retryable(err) {
-			return
-		}
-		n.handle(p, res)
-		return
+		n.after(retryAfter, func() { n.handle(p, &pb.Tick{}) })
+	} else {
+		n.s.check.effectSucceeded(n, p, e)
 	}
-	delete(p.retries, key)
-	delete(p.blocked, key)
-	n.s.check.effectSucceeded(n, p, e)
-	seq := p.st.P.Seq
-	n.handle(p, res)
-	if n.live(p) && p.st.P.Seq == seq {
-		p.done[key] = true
-		n.requestList(p)
+	n.carryOut(p, res, rd)
+}
+
+// requestList lists the pod in the runtime for its shell, unless a
+// listing is on its way.
+func (n *Node) requestList(p *shell) {
+	if p.drv.RequestList() {
+		n.list(p)
 	}
 }
 
-// requestList lists the pod in the runtime for its shell.
-func (n *Node) requestList(p *shell) {
-	if p.listing {
-		return
-	}
-	p.listing = true
+// list lists the pod for a listing its Driver asked for.
+func (n *Node) list(p *shell) {
 	n.delay = 0
 	v, err := n.client.ListPod(context.Background(), p.uid)
 	n.after(n.delay, func() {
 		if !n.live(p) {
 			return
 		}
-		p.listing = false
-		if err != nil {
-			n.after(n.deps.RetryMax/4, func() { n.requestList(p) })
+		if after := p.drv.Listed(err == nil); err != nil {
+			n.after(after, func() { n.requestList(p) })
 			return
 		}
 		n.lastView[p.uid] = v
@@ -207,20 +159,15 @@ func (n *Node) requestList(p *shell) {
 
 // observe gives the shell a runtime view.
 func (n *Node) observe(p *shell, v *cri.PodView) {
-	p.synced = true
-	clear(p.done)
 	n.handle(p, actors.Observed(p.uid, v))
 }
 
 // arm sets the pod's one timer to a Tick at at.
 func (n *Node) arm(p *shell, at time.Time) {
-	if p.timer != nil && p.timerAt.Equal(at) {
-		return
-	}
 	n.s.clock.cancel(p.timer)
-	p.timerAt = at
 	p.timer = n.after(at.Sub(n.s.clock.Now()), func() {
 		p.timer = nil
+		p.drv.TimerFired()
 		n.handle(p, &pb.Tick{})
 	})
 }
@@ -233,7 +180,7 @@ func (n *Node) finish(p *shell) {
 	}
 	p.stopped = true
 	n.s.clock.cancel(p.timer)
-	if p.sinceSnap > 0 {
+	if p.drv.SinceSnapshot() > 0 {
 		n.snapshot(p)
 	}
 	delete(n.pods, p.uid)
@@ -247,7 +194,7 @@ func (n *Node) snapshot(p *shell) {
 		n.s.fail(n, p.uid, "snapshot: "+err.Error())
 		return
 	}
-	p.sinceSnap = 0
+	p.drv.Snapshotted()
 }
 
 // phase is the pod's phase as its shell's state says.

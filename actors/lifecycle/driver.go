@@ -1,0 +1,272 @@
+package lifecycle
+
+import (
+	"time"
+
+	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
+)
+
+// Driver is the pod's executor, in the core: around Decide it keeps what
+// may be carried out next. It hands out an outstanding effect only
+//   - once a runtime view has arrived (after a crash the runtime may already
+//     have done what the journal still shows as outstanding),
+//   - when no effect of the same key is in flight,
+//   - when the effect's back-off after a failure has passed (Retry.Min
+//     doubling to Retry.Max per failure in a row), and
+//   - when it has not succeeded since the last runtime view without moving
+//     the journal (its outcome shows in the next view: the Driver asks for
+//     one);
+//
+// and it says which creations are fresh (journaled by this Driver and not
+// tried yet: no earlier try can have left an object behind, so they are
+// created without a lookup), when the pod's one timer fires, when the
+// runtime must be listed, when to snapshot and when the pod is finished.
+//
+// It is pure and deterministic: no I/O, time only from its callers. A shell
+// (the PodActor, the simulation's shell) uses it as etcd raft's
+// Ready/Advance:
+//
+//	rd := d.Step(in, now)               // or d.Done(effect, result, err, ...)
+//	var err error
+//	if len(rd.Events) > 0 {
+//		err = journal.Append(rd.Events) // durable before anything else
+//	}
+//	w := d.Advance(rd, err)             // adopt (or drop) the decision
+//	// carry out w: w.Run, w.TimerAt, w.List, w.Snapshot, w.Finish
+//
+// A Driver is one incarnation's memory: a crash loses it, and a new Driver
+// on the state replayed from the journal derives the outstanding effects
+// again (none of them fresh). Not safe for concurrent use.
+type Driver struct {
+	cfg   Config
+	retry Retry
+	state *State
+
+	inflight map[string]bool
+	done     map[string]bool
+	fresh    map[string]bool
+	retries  map[string]int
+	blocked  map[string]time.Time
+
+	synced    bool
+	listing   bool
+	published bool
+	timerAt   time.Time
+	sinceSnap int
+}
+
+// Retry is the back-off of failed effects: Min after the first failure of a
+// key, doubling per failure in a row up to Max. Snapshot is how many events
+// the Driver lets pass between two snapshots (0: never asks).
+type Retry struct {
+	Min, Max time.Duration
+	Snapshot int
+}
+
+// NewDriver returns the Driver of the pod in st (as loaded from the journal).
+func NewDriver(cfg Config, retry Retry, st *State) *Driver {
+	return &Driver{
+		cfg: cfg, retry: retry, state: st,
+		inflight: map[string]bool{}, done: map[string]bool{}, fresh: map[string]bool{},
+		retries: map[string]int{}, blocked: map[string]time.Time{},
+	}
+}
+
+// State is the pod's durable state (never changed in place).
+func (d *Driver) State() *State { return d.state }
+
+// Ready is a decision to make durable: Events go to the journal, in order,
+// before Advance; nothing of it is carried out before.
+type Ready struct {
+	// Events to append, in order (none: Advance at once).
+	Events []*pb.Envelope
+	dec    *Decision
+	now    time.Time
+	// doneKey: the effect whose success this decision takes.
+	doneKey string
+}
+
+// State is the pod's state once rd is adopted (nil: rd decides nothing).
+func (rd Ready) State() *State {
+	if rd.dec == nil {
+		return nil
+	}
+	return rd.dec.State
+}
+
+// Work is what a shell carries out after Advance, in this order.
+type Work struct {
+	// Appended: the decision's events are durable and its state adopted:
+	// tell the event sinks, publish the status.
+	Appended bool
+	// Publish: the pod's status is news (it changed, or this Driver never
+	// published it).
+	Publish bool
+	// Finish: the pod is gone (removed, or done with nothing left):
+	// snapshot it if SinceSnapshot > 0, tear down what it had on the node,
+	// forget it. Nothing else of this Work is set.
+	Finish bool
+	// Snapshot: compact the pod's events (Snapshotted once saved).
+	Snapshot bool
+	// Run are the effects to start now, in order.
+	Run []Dispatch
+	// TimerAt, when not zero, is when the pod's one timer is to fire now
+	// (replacing the one armed before): step a Tick then (TimerFired).
+	TimerAt time.Time
+	// List: ask the runtime for a fresh view of the pod, then Listed.
+	List bool
+}
+
+// Dispatch is one effect to carry out.
+type Dispatch struct {
+	Effect Effect
+	// Fresh: a creation journaled by this Driver and never tried: create
+	// without looking for what an earlier try left.
+	Fresh bool
+	// Retry: an earlier try of this key failed.
+	Retry bool
+}
+
+// Step decides in at now. A *pb.RuntimeObserved also opens the way for
+// effects (the first view) and for those that succeeded since the last one.
+func (d *Driver) Step(in Input, now time.Time) Ready {
+	if _, view := in.(*pb.RuntimeObserved); view {
+		d.synced = true
+		clear(d.done)
+	}
+	dec := d.cfg.Decide(d.state, in, now)
+	return Ready{Events: dec.Events, dec: &dec, now: now}
+}
+
+// Done takes the outcome of a dispatched effect at now. After a failure the
+// key backs off, and retryAfter says when to step a Tick; a transient
+// failure (the runtime unavailable, a timeout) is only retried, its Ready
+// empty; a definitive one is decided (res). A success is decided (res).
+func (d *Driver) Done(e Effect, res *pb.EffectResult, err error, transient bool, now time.Time) (rd Ready, retryAfter time.Duration) {
+	key := e.Key()
+	delete(d.inflight, key)
+	if err != nil {
+		n := d.retries[key]
+		d.retries[key] = n + 1
+		retryAfter = min(d.retry.Min<<min(n, 16), d.retry.Max)
+		d.blocked[key] = now.Add(retryAfter)
+		if transient {
+			return Ready{now: now}, retryAfter
+		}
+		return d.Step(res, now), retryAfter
+	}
+	delete(d.retries, key)
+	delete(d.blocked, key)
+	rd = d.Step(res, now)
+	rd.doneKey = key
+	return rd, 0
+}
+
+// Cancelled takes back an effect cut short by the shell's stop: it has no
+// outcome, and the journal's intent brings it back on the next start.
+func (d *Driver) Cancelled(e Effect) { delete(d.inflight, e.Key()) }
+
+// Advance adopts rd once its events are durable (appendErr nil) and returns
+// the work it makes ready. A failed append (which wrote nothing) drops the
+// decision: the state stays the durable one and nothing of it runs.
+func (d *Driver) Advance(rd Ready, appendErr error) Work {
+	var w Work
+	if rd.dec == nil {
+		return w
+	}
+	if rd.doneKey != "" && (appendErr != nil || len(rd.Events) == 0) {
+		// Done, but the journal did not move: the outcome will show in
+		// the runtime's next view. Not repeated before that.
+		d.done[rd.doneKey] = true
+		w.List = d.wantList()
+	}
+	if appendErr != nil && len(rd.Events) > 0 {
+		return w
+	}
+	dec := rd.dec
+	d.state = dec.State
+	if len(dec.Events) > 0 {
+		w.Appended, w.Publish = true, true
+		d.published = true
+		d.sinceSnap += len(dec.Events)
+		d.markFresh(dec.Events)
+		if d.state.P.Removed || d.state.Done() {
+			return Work{Appended: true, Publish: true, Finish: true}
+		}
+		w.Snapshot = d.retry.Snapshot > 0 && d.sinceSnap >= d.retry.Snapshot
+	} else {
+		if d.state.P.Removed && len(dec.Effects) == 0 {
+			return Work{Finish: true} // a stale view of a pod already gone
+		}
+		if !d.published && !d.state.P.Removed {
+			w.Publish, d.published = true, true // a recovered pod: news to this process
+		}
+	}
+	for _, e := range dec.Effects {
+		if t, ok := e.(ArmTimer); ok {
+			if !d.timerAt.Equal(t.At) {
+				d.timerAt, w.TimerAt = t.At, t.At
+			}
+			continue
+		}
+		key := e.Key()
+		if !d.synced || d.inflight[key] || d.done[key] {
+			continue
+		}
+		if until, ok := d.blocked[key]; ok && rd.now.Before(until) {
+			continue
+		}
+		d.inflight[key] = true
+		w.Run = append(w.Run, Dispatch{Effect: e, Fresh: d.fresh[key], Retry: d.retries[key] > 0})
+		delete(d.fresh, key)
+	}
+	return w
+}
+
+// markFresh notes the creations just journaled (see Dispatch.Fresh).
+func (d *Driver) markFresh(events []*pb.Envelope) {
+	for _, env := range events {
+		switch ev := env.GetEvent().GetKind().(type) {
+		case *pb.Event_SandboxRequested:
+			d.fresh[RunSandbox{Attempt: ev.SandboxRequested.Attempt}.Key()] = true
+		case *pb.Event_ContainerRequested:
+			r := ev.ContainerRequested
+			d.fresh[CreateContainer{Name: r.Name, Attempt: r.Attempt}.Key()] = true
+		}
+	}
+}
+
+// RequestList reports whether the shell should list the pod now (false:
+// a listing is on its way).
+func (d *Driver) RequestList() bool { return d.wantList() }
+
+func (d *Driver) wantList() bool {
+	if d.listing {
+		return false
+	}
+	d.listing = true
+	return true
+}
+
+// Listed ends a listing. On success, step the view it brought (Step);
+// after a failure nothing may run without a view: list again after
+// retryAfter (RequestList).
+func (d *Driver) Listed(ok bool) (retryAfter time.Duration) {
+	d.listing = false
+	if ok {
+		return 0
+	}
+	return d.retry.Max / 4
+}
+
+// TimerFired notes that the pod's timer fired (step a Tick now).
+func (d *Driver) TimerFired() { d.timerAt = time.Time{} }
+
+// Snapshotted notes a saved snapshot of State.
+func (d *Driver) Snapshotted() { d.sinceSnap = 0 }
+
+// SinceSnapshot is the number of events journaled since the last snapshot.
+func (d *Driver) SinceSnapshot() int { return d.sinceSnap }
+
+// Synced reports whether a runtime view has arrived.
+func (d *Driver) Synced() bool { return d.synced }
