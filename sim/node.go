@@ -20,7 +20,7 @@ import (
 	"github.com/actorlet/actorlet/cri/faults"
 	crisim "github.com/actorlet/actorlet/cri/sim"
 	"github.com/actorlet/actorlet/journal"
-	"github.com/actorlet/actorlet/podspec"
+	"github.com/actorlet/actorlet/node/agent"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -105,18 +105,22 @@ func newNode(s *Sim, idx int) (*Node, error) {
 	}
 	n.rt = rt
 	n.client = cri.NewFromConn(newDirectConn(n, rt), newDirectConn(n, rt), cri.Options{Timeout: s.opts.RuntimeTimeout, SlowCall: time.Hour, Clock: clk, StatusConcurrency: 1})
-	n.deps = &actors.Deps{
-		Runtime:     n.client,
-		Lister:      actors.CRILister{Client: n.client},
-		Clock:       clk,
-		Logger:      zap.NewNop(),
-		Lifecycle:   lifecycle.DefaultConfig(),
-		PodConfig:   podspec.Options{},
-		RuntimeName: crisim.DefaultRuntimeName,
-		HostIP:      "10.0.0.1",
-		RetryMin:    100 * time.Millisecond,
-		RetryMax:    10 * time.Second,
+	// The node's parts come from the same options as a real node's: the
+	// simulation's defaults, the user's (Options.Node), then what the
+	// simulation must own (its runtime, clock, name and directory).
+	opts := []agent.Option{agent.WithLogger(zap.NewNop()), agent.WithHostIP("10.0.0.1")}
+	opts = append(opts, s.opts.Node...)
+	opts = append(opts, agent.WithNodeName(name), agent.WithRootDir(n.dir),
+		agent.WithRuntime(n.client, crisim.DefaultRuntimeName), agent.WithClock(clk))
+	deps, err := agent.PodDeps(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
+	if err := notDriven(deps); err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
+	}
+	deps.RetryMin, deps.RetryMax = 100*time.Millisecond, 10*time.Second
+	n.deps = deps
 	if err := os.MkdirAll(n.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}

@@ -11,11 +11,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/cri/faults"
+	"github.com/actorlet/actorlet/node/agent"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -56,6 +59,38 @@ type Options struct {
 	StopAtStep uint64
 	// KeepGoing does not stop at the first violation.
 	KeepGoing bool
+	// Node are options of every node's parts, as a real node takes them
+	// (package node/agent; see agent.PodDeps): the core's parameters
+	// (WithLifecycle), the pod-spec conversion (WithPodConfig), the host IP,
+	// what pods read from a cluster (WithEnvSource, WithServices), and the
+	// containers' lifecycle handlers (the hooks of WithProbes, which must
+	// decide from their inputs alone to keep a run reproducible). The
+	// parts the simulation's shell does not drive are refused, by name:
+	// admission, lifecycle hooks, probes, volumes. The simulation's own
+	// runtime, clock, node names and directories always win.
+	Node []agent.Option
+}
+
+// notDriven refuses the parts of deps the simulation's shell does not
+// drive (see Options.Node).
+func notDriven(deps *actors.Deps) error {
+	var parts []string
+	if deps.Admission != nil {
+		parts = append(parts, "admission (WithAdmitHandler)")
+	}
+	if len(deps.LifecycleHooks) > 0 {
+		parts = append(parts, "lifecycle hooks (WithLifecycleHook)")
+	}
+	if deps.Probers != nil {
+		parts = append(parts, "probes (WithProbes' probers: give nil)")
+	}
+	if deps.Volumes != nil {
+		parts = append(parts, "volumes (WithVolumes)")
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return fmt.Errorf("sim: the simulation does not drive %s", strings.Join(parts, ", "))
 }
 
 // Sim is a deterministic simulation of many actorlet nodes on one virtual

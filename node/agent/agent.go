@@ -229,41 +229,30 @@ func (a *Agent) start(ctx context.Context) error {
 	}
 	// Probes and hooks run through the runtime (exec) or straight to the
 	// pod's IP (httpGet, tcpSocket, grpc).
-	probers, hooks := cfg.probers, cfg.hooks
-	if probers == nil || hooks == nil {
+	deps := cfg.podDeps()
+	if deps.Probers == nil || deps.Hooks == nil {
 		runner := &probe.Runner{Exec: cfg.runtime}
 		builtin := probe.ForActors{Runner: runner, Prober: kubeletmetrics.CountedProber{Prober: runner, Metrics: km}}
-		if probers == nil {
-			probers = builtin
+		if deps.Probers == nil {
+			deps.Probers = builtin
 		}
-		if hooks == nil {
-			hooks = builtin
+		if deps.Hooks == nil {
+			deps.Hooks = builtin
 		}
 	}
-	var admission actors.Admitter
-	if len(cfg.admitters) > 0 {
-		admission = actors.JoinAdmitters(cfg.admitters[0], cfg.admitters[1:]...)
+	deps.Volumes, deps.Journal, deps.Status = vols, j, status
+	deps.Events = actors.EventSinks{cfg.events, km, podevents.NewLog(log.Named("pod"))}
+	deps.Rebuilt, deps.Respawned, deps.AppendHealth = rebuilt, respawned, a.journalHealth
+	deps.Worker, deps.Effects, deps.Mailbox = km, km, km
+	deps.Fatal = func(err error) bool { return errors.Is(err, journal.ErrClosed) }
+	deps.OnFatal = func(err error) {
+		select {
+		case a.fatal <- err:
+		default:
+		}
 	}
-	deps := actors.Deps{
-		Probers: probers, Hooks: hooks, Volumes: vols,
-		Journal: j, Runtime: cfg.runtime, Lister: actors.CRILister{Client: cfg.runtime}, Status: status,
-		Events: actors.EventSinks{cfg.events, km, podevents.NewLog(log.Named("pod"))}, Rebuilt: rebuilt, Respawned: respawned,
-		AppendHealth: a.journalHealth, Admission: admission, EnvSource: cfg.envSource, Services: cfg.services, Allocatable: cfg.allocatable,
-		Clock: cfg.clock, Logger: log.Named("pod"), Lifecycle: cfg.lifecycle,
-		RuntimeName: cfg.runtimeName, HostIP: cfg.hostIP, TracerProvider: cfg.tracerProvider,
-		PodConfig: cfg.podConfig,
-		Worker:    km, Effects: km, Mailbox: km,
-		Fatal: func(err error) bool { return errors.Is(err, journal.ErrClosed) },
-		OnFatal: func(err error) {
-			select {
-			case a.fatal <- err:
-			default:
-			}
-		},
-	}
-	deps.LifecycleHooks = cfg.lifecycleHooks
 	a.system = actor.NewActorSystem(cfg.actorOptions...)
-	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(runCtx, deps, loader(j), rec), "supervisor")
+	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(runCtx, *deps, loader(j), rec), "supervisor")
 	if err != nil {
 		return fail(fmt.Errorf("start supervisor: %w", err))
 	}
