@@ -105,7 +105,19 @@ func (a *containerActor) Receive(ctx actor.Context) {
 }
 
 // run carries out the effect idempotently.
+// run carries out m's effect and stamps its outcome with the node's listing
+// epoch once the calls returned (see cri.Epochs): a listing that begins
+// later must show what they created.
 func (a *containerActor) run(ctx context.Context, m *runEffect) (*pb.EffectResult, error) {
+	res, err := a.call(ctx, m)
+	if res != nil {
+		res.Epoch = a.deps.Epochs.Now()
+	}
+	return res, err
+}
+
+// call carries out m's effect.
+func (a *containerActor) call(ctx context.Context, m *runEffect) (*pb.EffectResult, error) {
 	rt := a.deps.Runtime
 	res := &pb.EffectResult{Key: m.effect.Key()}
 	switch e := m.effect.(type) {

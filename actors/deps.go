@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/podspec"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
@@ -120,7 +121,11 @@ type Deps struct {
 	// not set reads it (nil: such a limit reads 0).
 	Allocatable corev1.ResourceList
 
-	Clock     clock.WithTickerAndDelayedExecution
+	Clock clock.WithTickerAndDelayedExecution
+	// Epochs number the node's runtime listings and stamp effects'
+	// outcomes (see cri.Epochs); nil numbers nothing, and views then
+	// forget no object (the core cannot tell they are fresh).
+	Epochs    *cri.Epochs
 	Logger    *zap.Logger
 	Lifecycle lifecycle.Config
 	PodConfig podspec.Options

@@ -39,6 +39,7 @@ func Observed(uid string, v *cri.PodView) *pb.RuntimeObserved {
 	if !v.ListedAt.IsZero() {
 		obs.ListedAtUnixNano = v.ListedAt.UnixNano()
 	}
+	obs.ListedEpoch = v.Epoch
 	for _, sb := range v.Sandboxes {
 		obs.Sandboxes = append(obs.Sandboxes, &pb.ObservedSandbox{Id: sb.ID, Attempt: sb.Attempt, Ready: sb.Ready, Ip: sb.IP})
 	}
@@ -72,15 +73,20 @@ type CRILister struct {
 	Client interface {
 		ListPod(ctx context.Context, podUID string) (*cri.PodView, error)
 	}
+	// Epochs number the listings (nil: not numbered).
+	Epochs *cri.Epochs
 }
 
 // ListPodObserved implements Lister.
 func (l CRILister) ListPodObserved(ctx context.Context, uid string) (*pb.RuntimeObserved, error) {
+	epoch := l.Epochs.Next()
 	v, err := l.Client.ListPod(ctx, uid)
 	if err != nil {
 		return nil, err
 	}
-	return Observed(uid, v), nil
+	obs := Observed(uid, v)
+	obs.ListedEpoch = epoch
+	return obs, nil
 }
 
 // KnownObjects describes the runtime objects the journal knows, with the

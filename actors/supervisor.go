@@ -48,6 +48,8 @@ type Recovery struct {
 	// them out.
 	Pending  []string
 	ListedAt time.Time
+	// Epoch is the start-up listing's (cri.Epochs.Next before it).
+	Epoch uint64
 	// Damaged names the pods whose journal streams failed their checks and
 	// were dropped, with what was wrong: they are rebuilt from the runtime.
 	Damaged map[string]string
@@ -169,7 +171,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 				msg.RejectReason, msg.RejectMessage = s.admitted.admit(d.pod)
 				pid := s.spawn(ctx, m.uid, nil, withView)
 				ctx.Send(pid, msg)
-				ctx.Send(pid, &pb.RuntimeObserved{PodUid: m.uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano()})
+				ctx.Send(pid, &pb.RuntimeObserved{PodUid: m.uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano(), ListedEpoch: s.deps.Epochs.Now()})
 				break
 			}
 		}
@@ -258,7 +260,7 @@ func (s *supervisor) recover(ctx actor.Context) {
 		}
 		v := rec.Views[uid]
 		if v == nil {
-			v = &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: listed}
+			v = &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: listed, ListedEpoch: rec.Epoch}
 		}
 		if _, wanted := want[uid]; wanted {
 			if damage := rec.rebuildDamage(uid, rec.States[uid], v); damage != "" {
@@ -317,7 +319,7 @@ func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {
 		msg.RejectReason, msg.RejectMessage = s.admitted.admit(pod)
 		pid := s.spawn(ctx, uid, nil, withView)
 		ctx.Send(pid, msg)
-		ctx.Send(pid, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano()})
+		ctx.Send(pid, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano(), ListedEpoch: s.deps.Epochs.Now()})
 	}
 	gone := slices.Collect(maps.Keys(prev))
 	if _, first := s.desired[m.Source]; !first {

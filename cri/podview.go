@@ -24,9 +24,12 @@ type PodView struct {
 	// Sandboxes and Containers are sorted by CreatedAt, then ID (oldest first).
 	Sandboxes  []Sandbox
 	Containers []Container
-	// ListedAt is when the listing started: objects created after it may be
-	// missing from the view. Not part of Equal.
+	// ListedAt is when the listing started (for messages). Not part of Equal.
 	ListedAt time.Time
+	// Epoch is the listing's epoch (Epochs.Next, taken before its first
+	// call; 0: not numbered): objects whose creation was known only later
+	// may be missing from the view. Not part of Equal.
+	Epoch uint64
 }
 
 // Sandbox is one pod sandbox.

@@ -45,6 +45,8 @@ type WatchOptions struct {
 	// Relisted is called on Run's goroutine after each full relist, failed or not, with
 	// when it started (Clock's time) and how long it took; nil: nobody. It must not block.
 	Relisted func(started time.Time, took time.Duration)
+	// Epochs number the listings (PodView.Epoch); nil: views are not numbered.
+	Epochs *Epochs
 }
 
 // Watcher reports changes of actorlet's pods in the runtime as PodViews.
@@ -231,7 +233,7 @@ func (w *Watcher) streamFailed(err error, delivered bool, backoff *time.Duration
 // listing failed.
 func (w *Watcher) relist(ctx context.Context, st *watchState) bool {
 	started := w.clock.Now()
-	listedAt := started
+	listedAt, epoch := started, w.opts.Epochs.Next()
 	pods, err := w.c.listPods(ctx, "", newStatusCache(st.last))
 	if w.opts.Relisted != nil {
 		w.opts.Relisted(started, w.clock.Since(started))
@@ -240,11 +242,11 @@ func (w *Watcher) relist(ctx context.Context, st *watchState) bool {
 		return false
 	}
 	for uid, v := range pods {
-		w.report(st, uid, v, listedAt)
+		w.report(st, uid, v, listedAt, epoch)
 	}
 	for uid := range st.last {
 		if _, ok := pods[uid]; !ok {
-			w.report(st, uid, nil, listedAt)
+			w.report(st, uid, nil, listedAt, epoch)
 		}
 	}
 	return true
@@ -271,12 +273,12 @@ func (w *Watcher) handleEvents(ctx context.Context, st *watchState, events []*ru
 		if last := st.last[uid]; last != nil {
 			cache = newStatusCache(map[string]*PodView{uid: last})
 		}
-		listedAt := w.clock.Now()
+		listedAt, epoch := w.clock.Now(), w.opts.Epochs.Next()
 		pods, err := w.c.listPods(ctx, uid, cache)
 		if !w.listed(ctx, st, err) {
 			return false
 		}
-		w.report(st, uid, pods[uid], listedAt)
+		w.report(st, uid, pods[uid], listedAt, epoch)
 	}
 	return ok
 }
@@ -299,19 +301,20 @@ func (w *Watcher) listed(ctx context.Context, st *watchState, err error) bool {
 
 // report passes v to the sink if it differs from the last view of uid. v nil or empty means
 // the pod has nothing in the runtime.
-func (w *Watcher) report(st *watchState, uid string, v *PodView, listedAt time.Time) {
+func (w *Watcher) report(st *watchState, uid string, v *PodView, listedAt time.Time, epoch uint64) {
 	last := st.last[uid]
 	if v == nil || v.Empty() {
 		if last == nil {
 			return
 		}
 		delete(st.last, uid)
-		st.sink(&PodView{UID: uid, ListedAt: listedAt})
+		st.sink(&PodView{UID: uid, ListedAt: listedAt, Epoch: epoch})
 		return
 	}
 	if last.Equal(v) {
 		return
 	}
+	v.Epoch = epoch // the view is the listing's own, not yet handed out
 	st.last[uid] = v
 	st.sink(v)
 }

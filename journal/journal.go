@@ -17,11 +17,13 @@ import (
 // written by one goroutine with group commit. All methods are safe for
 // concurrent use. See the package documentation for what is durable when.
 type Journal struct {
-	path        string
-	db          *bolt.DB
-	log         *zap.Logger
-	opts        Options
-	readOnly    bool
+	path     string
+	db       *bolt.DB
+	log      *zap.Logger
+	opts     Options
+	readOnly bool
+	// incarnation: see Incarnation.
+	incarnation uint64
 	quarantined *QuarantinedError
 
 	// queue, writerDone and commits are nil for a read-only journal.
@@ -74,7 +76,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Journal, error) {
 	if err != nil {
 		return nil, err
 	}
+	inc, err := bumpIncarnation(db)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open journal %s: count the open: %w", path, err)
+	}
 	j := &Journal{
+		incarnation: inc,
 		path:        path,
 		db:          db,
 		log:         log,

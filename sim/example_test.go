@@ -28,5 +28,5 @@ func Example() {
 	// Output:
 	// pods: 30 virtual: 16m0s violations: 0
 	// crashes: true steps: 724
-	// digest: c564bea944a6be9f
+	// digest: e83329cccb282a59
 }

@@ -36,6 +36,8 @@ type Node struct {
 
 	rt     *crisim.Runtime
 	client *cri.Client
+	// epochs number this incarnation's listings (see cri.Epochs).
+	epochs *cri.Epochs
 	deps   *actors.Deps
 	dir    string
 	j      *journal.Journal
@@ -158,6 +160,11 @@ func (n *Node) openJournal() error {
 		return fmt.Errorf("node %s: open journal: %w", n.name, err)
 	}
 	n.j = j
+	// A new process: its listings are numbered above the last one's.
+	n.epochs = cri.NewEpochs(j.Incarnation())
+	if n.deps != nil {
+		n.deps.Epochs = n.epochs
+	}
 	return nil
 }
 
@@ -258,7 +265,7 @@ func (n *Node) recover() {
 	// As the node's start-up does: the runtime is asked only about what
 	// changed since the journal recorded it.
 	n.delay = 0
-	listedAt := n.s.clock.Now()
+	listedAt, listEpoch := n.s.clock.Now(), n.epochs.Next()
 	views, err := n.client.ListPodsKnown(ctx, actors.KnownObjects(states))
 	if err != nil {
 		// The runtime does not answer yet: try again, as a starting node does.
@@ -282,6 +289,7 @@ func (n *Node) recover() {
 		uids[uid] = true
 	}
 	for uid, v := range views {
+		v.Epoch = listEpoch
 		if !v.Empty() {
 			uids[uid] = true
 		}
@@ -302,7 +310,7 @@ func (n *Node) recover() {
 		}
 		v := views[uid]
 		if v == nil {
-			v = &cri.PodView{UID: uid, ListedAt: listedAt}
+			v = &cri.PodView{UID: uid, ListedAt: listedAt, Epoch: listEpoch}
 		}
 		n.handle(p, actors.Observed(uid, v))
 		if n.down {
@@ -361,7 +369,7 @@ func (n *Node) setDesired(pod *corev1.Pod) {
 		p = n.spawn(uid, nil)
 		n.handle(p, desiredMsg(pod))
 		if n.pods[uid] == p && !n.down {
-			n.handle(p, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: n.s.clock.Now().UnixNano()})
+			n.handle(p, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: n.s.clock.Now().UnixNano(), ListedEpoch: n.epochs.Now()})
 		}
 		return
 	}

@@ -143,7 +143,11 @@ func (n *Node) requestList(p *shell) {
 // list lists the pod for a listing its Driver asked for.
 func (n *Node) list(p *shell) {
 	n.delay = 0
+	epoch := n.epochs.Next()
 	v, err := n.client.ListPod(context.Background(), p.uid)
+	if err == nil {
+		v.Epoch = epoch
+	}
 	n.after(n.delay, func() {
 		if !n.live(p) {
 			return

@@ -88,10 +88,12 @@ func (n *Node) eventFor(ev *runtimeapi.ContainerEventResponse, d time.Duration) 
 	n.after(d, func() {
 		delete(n.relistPending, uid)
 		n.delay = 0
+		epoch := n.epochs.Next()
 		v, err := n.client.ListPod(context.Background(), uid)
 		if err != nil {
 			return // the next full listing makes up for it
 		}
+		v.Epoch = epoch
 		n.after(n.delay, func() { n.report(uid, v) })
 	})
 }
@@ -104,18 +106,19 @@ func (n *Node) relistAll() {
 
 func (n *Node) listAll() {
 	n.delay = 0
-	listedAt := n.s.clock.Now()
+	listedAt, epoch := n.s.clock.Now(), n.epochs.Next()
 	views, err := n.client.ListPodsKnown(context.Background(), knownFrom(n.lastView))
 	if err != nil {
 		return
 	}
 	n.after(n.delay, func() {
 		for _, uid := range sortedKeys(views) {
+			views[uid].Epoch = epoch
 			n.report(uid, views[uid])
 		}
 		for _, uid := range sortedKeys(n.lastView) {
 			if _, ok := views[uid]; !ok && !n.lastView[uid].Empty() {
-				n.report(uid, &cri.PodView{UID: uid, ListedAt: listedAt})
+				n.report(uid, &cri.PodView{UID: uid, ListedAt: listedAt, Epoch: epoch})
 			}
 		}
 	})

@@ -90,7 +90,7 @@ func Apply(s *State, env *pb.Envelope) {
 			sb.Phase = pb.SandboxPhase_SANDBOX_READY
 			sb.Failures = 0
 			sb.Reason, sb.Message = "", ""
-			sb.CreatedAtUnixNano = at
+			sb.CreatedAtUnixNano, sb.CreatedEpoch = at, ev.Epoch
 			rerunInit(s)
 		}
 	case *pb.Event_SandboxFailed:
@@ -125,7 +125,7 @@ func Apply(s *State, env *pb.Envelope) {
 		r.Ready, r.StartupDone, r.KillReason, r.KillMessage = false, false, "", ""
 		r.Phase = pb.ContainerPhase_CONTAINER_REQUESTED
 		r.WaitingReason, r.WaitingMessage = "", ""
-		r.StartedAtUnixNano, r.FinishedAtUnixNano, r.CreatedAtUnixNano = 0, 0, 0
+		r.StartedAtUnixNano, r.FinishedAtUnixNano, r.CreatedAtUnixNano, r.CreatedEpoch = 0, 0, 0, 0
 		if c := s.specContainer(ev.Name); c != nil {
 			r.Applied = resourcesOf(&c.Resources) // created with its allocation
 		}
@@ -135,7 +135,7 @@ func Apply(s *State, env *pb.Envelope) {
 		if r.Attempt == ev.Attempt && r.Phase == pb.ContainerPhase_CONTAINER_REQUESTED {
 			r.Id = ev.ContainerId
 			r.Phase = pb.ContainerPhase_CONTAINER_CREATED
-			r.CreatedAtUnixNano = at
+			r.CreatedAtUnixNano, r.CreatedEpoch = at, ev.Epoch
 		}
 	case *pb.Event_ContainerFailed:
 		ev := e.ContainerFailed

@@ -193,7 +193,7 @@ func (d *decider) terminate(reason string, grace time.Duration) {
 // explain, record exits and losses. Stray objects are handled as effects.
 func (d *decider) reconcile(obs *pb.RuntimeObserved) {
 	p := d.s.P
-	listedAt := obs.GetListedAtUnixNano()
+	listedAt, epoch := obs.GetListedAtUnixNano(), obs.GetListedEpoch()
 	seenSandbox := map[string]*pb.ObservedSandbox{}
 	for _, sb := range obs.GetSandboxes() {
 		seenSandbox[sb.Id] = sb
@@ -247,7 +247,7 @@ func (d *decider) reconcile(obs *pb.RuntimeObserved) {
 	}
 	// What the journal says exists but the runtime no longer shows.
 	for _, sb := range d.s.Sandboxes() {
-		if sb.Id == "" || seenSandbox[sb.Id] != nil || sb.CreatedAtUnixNano >= listedAt {
+		if sb.Id == "" || seenSandbox[sb.Id] != nil || !listedAfter(epoch, sb.CreatedEpoch) {
 			continue
 		}
 		switch {
@@ -267,7 +267,7 @@ func (d *decider) reconcile(obs *pb.RuntimeObserved) {
 					Name: name, ContainerId: id}}})
 			}
 		}
-		if r.Id == "" || seenContainer[r.Id] || r.CreatedAtUnixNano >= listedAt {
+		if r.Id == "" || seenContainer[r.Id] || !listedAfter(epoch, r.CreatedEpoch) {
 			continue
 		}
 		switch r.Phase {
@@ -281,6 +281,12 @@ func (d *decider) reconcile(obs *pb.RuntimeObserved) {
 		}
 	}
 }
+
+// listedAfter reports whether a listing of epoch listed began after the
+// creation stamped created was known, so that it must show the object (see
+// cri.Epochs): a view without an epoch forgets nothing. No wall-clock time
+// enters it: a clock step cannot make a stale view forget an object.
+func listedAfter(listed, created uint64) bool { return listed != 0 && created < listed }
 
 func (d *decider) started(r *pb.ContainerRecord, at int64, recovered bool) {
 	if at == 0 {
@@ -389,7 +395,7 @@ func (d *decider) result(res *pb.EffectResult) {
 			return
 		}
 		d.emit(&pb.Event{Kind: &pb.Event_SandboxCreated{SandboxCreated: &pb.SandboxCreated{
-			Attempt: cur.Attempt, SandboxId: res.Id, Ip: res.Ip}}})
+			Attempt: cur.Attempt, SandboxId: res.Id, Ip: res.Ip, Epoch: res.Epoch}}})
 	case "pull":
 		name, attempt, ok := nameAttempt(rest)
 		r := p.Containers[name]
@@ -440,7 +446,7 @@ func (d *decider) result(res *pb.EffectResult) {
 			return
 		}
 		d.emit(&pb.Event{Kind: &pb.Event_ContainerCreated{ContainerCreated: &pb.ContainerCreated{
-			Name: name, Attempt: attempt, ContainerId: res.Id}}})
+			Name: name, Attempt: attempt, ContainerId: res.Id, Epoch: res.Epoch}}})
 	case "start":
 		r := d.recordByID(rest)
 		if r == nil || r.Phase != pb.ContainerPhase_CONTAINER_CREATED {

@@ -19,6 +19,7 @@ import (
 // driverHarness runs one Driver transcript: the Driver, the journal it made
 // durable, the effects it handed out and not yet reported, and a clock.
 type driverHarness struct {
+	epoch   uint64 // as harness.epoch
 	cfg     lifecycle.Config
 	retry   lifecycle.Retry
 	drv     *lifecycle.Driver
@@ -76,6 +77,10 @@ func (h *driverHarness) run(d *datadriven.TestData) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if !d.HasArg("stale") {
+			h.epoch++
+		}
+		obs.ListedEpoch = h.epoch
 		return h.step(obs), nil
 	case "tick":
 		if len(d.CmdArgs) > 0 {
@@ -118,6 +123,7 @@ func (h *driverHarness) run(d *datadriven.TestData) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("effect %s is not running", res.Key)
 		}
+		res.Epoch = h.epoch
 		delete(h.running, res.Key)
 		var err error
 		if res.Failed {

@@ -23,6 +23,9 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // harness runs one transcript: a pod's state, its journal so far, and a clock.
 type harness struct {
+	// epoch numbers the runtime listings (observe): a result is stamped
+	// with the current one, a listing takes the next (see cri.Epochs).
+	epoch   uint64
 	cfg     lifecycle.Config
 	state   *lifecycle.State
 	journal []*pb.Envelope
@@ -162,6 +165,7 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 				return "", fmt.Errorf("unknown arg %q", a.Key)
 			}
 		}
+		res.Epoch = h.epoch
 		return h.decide(res), nil
 	case "probe":
 		// A probe worker's thresholded result:
@@ -218,10 +222,16 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		}
 		return h.decide(in), nil
 	case "observe":
+		// observe [stale]: a listing; a stale one began before the last
+		// results were known (it need not show what they created).
 		obs, err := parseObserved(d, h.now)
 		if err != nil {
 			return "", err
 		}
+		if !d.HasArg("stale") {
+			h.epoch++
+		}
+		obs.ListedEpoch = h.epoch
 		return h.decide(obs), nil
 	case "crash":
 		// Everything not in the journal is lost; the state comes back from

@@ -190,7 +190,9 @@ func (a *Agent) start(ctx context.Context) error {
 	}
 
 	start := time.Now()
-	rec, views, err := recoverState(ctx, j, cfg.runtime, cfg.removedRetention, log)
+	// Listings are numbered from the journal's incarnation (cri.Epochs).
+	epochs := cri.NewEpochs(j.Incarnation())
+	rec, views, err := recoverState(ctx, j, cfg.runtime, epochs, cfg.removedRetention, log)
 	if err != nil {
 		return fail(err)
 	}
@@ -241,6 +243,7 @@ func (a *Agent) start(ctx context.Context) error {
 		}
 	}
 	deps.Volumes, deps.Journal, deps.Status = vols, j, status
+	deps.Epochs, deps.Lister = epochs, actors.CRILister{Client: cfg.runtime, Epochs: epochs}
 	deps.Events = actors.EventSinks{cfg.events, km, podevents.NewLog(log.Named("pod"))}
 	deps.Rebuilt, deps.Respawned, deps.AppendHealth = rebuilt, respawned, a.journalHealth
 	deps.Worker, deps.Effects, deps.Mailbox = km, km, km
@@ -373,7 +376,7 @@ func (a *Agent) start(ctx context.Context) error {
 	go func() {
 		defer a.wg.Done()
 		w := cri.NewWatcher(cfg.runtime, cri.WatchOptions{RelistPeriod: cfg.relistPeriod, Logger: log.Named("watch"), Initial: views,
-			Relisted: km.Relisted})
+			Relisted: km.Relisted, Epochs: epochs})
 		w.Run(runCtx, func(v *cri.PodView) { a.system.Root.Send(a.sup, actors.Observed(v.UID, v)) })
 	}()
 	return nil

@@ -19,7 +19,7 @@ import (
 
 // recoverState reads every pod's journal and lists the runtime once,
 // asking the status only of objects whose state the journal does not know.
-func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client, retention time.Duration, log *zap.Logger) (*actors.Recovery, map[string]*cri.PodView, error) {
+func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client, epochs *cri.Epochs, retention time.Duration, log *zap.Logger) (*actors.Recovery, map[string]*cri.PodView, error) {
 	rec := &actors.Recovery{States: map[string]*lifecycle.State{}, Views: map[string]*pb.RuntimeObserved{}, ListedAt: time.Now()}
 	streams, err := j.LoadAll(ctx)
 	if err != nil {
@@ -49,11 +49,13 @@ func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client, r
 		}
 		rec.States[uid] = st
 	}
-	views, err := listAtStart(ctx, client, actors.KnownObjects(rec.States), log)
+	views, epoch, err := listAtStart(ctx, client, epochs, actors.KnownObjects(rec.States), log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list the runtime's pods: %w", err)
 	}
+	rec.Epoch = epoch
 	for uid, v := range views {
+		v.Epoch = epoch // the listing's own views, not yet handed out
 		rec.Views[uid] = actors.Observed(uid, v)
 	}
 	return rec, views, nil
@@ -97,12 +99,14 @@ func dropDamaged(ctx context.Context, j *journal.Journal, err error, log *zap.Lo
 // for a reason that may pass (the runtime unavailable or restarting, a
 // timeout, an internal error) is tried again, 100 ms doubling to 5 s, until
 // ctx ends: one lost reply must not stop the node. Other errors end it.
-func listAtStart(ctx context.Context, client *cri.Client, known *cri.Known, log *zap.Logger) (map[string]*cri.PodView, error) {
+func listAtStart(ctx context.Context, client *cri.Client, epochs *cri.Epochs, known *cri.Known, log *zap.Logger) (map[string]*cri.PodView, uint64, error) {
 	var views map[string]*cri.PodView
+	var epoch uint64
 	var last error
 	backoff := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Cap: 5 * time.Second, Steps: math.MaxInt32}
 	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
 		var err error
+		epoch = epochs.Next()
 		views, err = client.ListPodsKnown(ctx, known)
 		if err == nil {
 			return true, nil
@@ -115,9 +119,9 @@ func listAtStart(ctx context.Context, client *cri.Client, known *cri.Known, log 
 		return false, nil
 	})
 	if err != nil && last != nil && ctx.Err() != nil {
-		return nil, fmt.Errorf("%w (last: %w)", err, last)
+		return nil, 0, fmt.Errorf("%w (last: %w)", err, last)
 	}
-	return views, err
+	return views, epoch, err
 }
 
 // loader reloads one pod from the journal (restarted or newly seen actors).

@@ -1281,7 +1281,10 @@ type SandboxCreated struct {
 	SandboxId string                 `protobuf:"bytes,2,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
 	Ip        string                 `protobuf:"bytes,3,opt,name=ip,proto3" json:"ip,omitempty"`
 	// recovered: found in the runtime after a restart rather than seen returned by RunPodSandbox.
-	Recovered     bool `protobuf:"varint,4,opt,name=recovered,proto3" json:"recovered,omitempty"`
+	Recovered bool `protobuf:"varint,4,opt,name=recovered,proto3" json:"recovered,omitempty"`
+	// epoch: the node's listing epoch when RunPodSandbox returned (cri.Epochs.Now; 0 when
+	// recovered from a listing): a listing of a later epoch must show the sandbox.
+	Epoch         uint64 `protobuf:"varint,5,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1342,6 +1345,13 @@ func (x *SandboxCreated) GetRecovered() bool {
 		return x.Recovered
 	}
 	return false
+}
+
+func (x *SandboxCreated) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
 }
 
 type SandboxFailed struct {
@@ -1539,11 +1549,13 @@ func (x *ContainerRequested) GetRestartCount() uint32 {
 }
 
 type ContainerCreated struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Attempt       uint32                 `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	ContainerId   string                 `protobuf:"bytes,3,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
-	Recovered     bool                   `protobuf:"varint,4,opt,name=recovered,proto3" json:"recovered,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Attempt     uint32                 `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	ContainerId string                 `protobuf:"bytes,3,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	Recovered   bool                   `protobuf:"varint,4,opt,name=recovered,proto3" json:"recovered,omitempty"`
+	// epoch: as SandboxCreated's, for CreateContainer.
+	Epoch         uint64 `protobuf:"varint,5,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1604,6 +1616,13 @@ func (x *ContainerCreated) GetRecovered() bool {
 		return x.Recovered
 	}
 	return false
+}
+
+func (x *ContainerCreated) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
 }
 
 // ContainerFailed: CreateContainer or StartContainer of this attempt failed.
@@ -3757,11 +3776,14 @@ type SandboxRecord struct {
 	Phase   SandboxPhase           `protobuf:"varint,4,opt,name=phase,proto3,enum=actorlet.v1.SandboxPhase" json:"phase,omitempty"`
 	Reason  string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	Message string                 `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
-	// created_at: journal time of SandboxCreated (guards against stale runtime views).
+	// created_at: journal time of SandboxCreated.
 	CreatedAtUnixNano int64 `protobuf:"varint,7,opt,name=created_at_unix_nano,json=createdAtUnixNano,proto3" json:"created_at_unix_nano,omitempty"`
 	RetryAtUnixNano   int64 `protobuf:"varint,8,opt,name=retry_at_unix_nano,json=retryAtUnixNano,proto3" json:"retry_at_unix_nano,omitempty"`
 	// failures: consecutive failed attempts, carried to the next attempt.
-	Failures      uint32 `protobuf:"varint,9,opt,name=failures,proto3" json:"failures,omitempty"`
+	Failures uint32 `protobuf:"varint,9,opt,name=failures,proto3" json:"failures,omitempty"`
+	// created_epoch: SandboxCreated's epoch: a listing of a later epoch that
+	// does not show the sandbox means it is gone.
+	CreatedEpoch  uint64 `protobuf:"varint,10,opt,name=created_epoch,json=createdEpoch,proto3" json:"created_epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3859,6 +3881,13 @@ func (x *SandboxRecord) GetFailures() uint32 {
 	return 0
 }
 
+func (x *SandboxRecord) GetCreatedEpoch() uint64 {
+	if x != nil {
+		return x.CreatedEpoch
+	}
+	return 0
+}
+
 type ContainerRecord struct {
 	state                protoimpl.MessageState `protogen:"open.v1"`
 	Name                 string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -3880,7 +3909,7 @@ type ContainerRecord struct {
 	LastTermination      *Termination           `protobuf:"bytes,17,opt,name=last_termination,json=lastTermination,proto3" json:"last_termination,omitempty"`
 	DeadIds              []string               `protobuf:"bytes,18,rep,name=dead_ids,json=deadIds,proto3" json:"dead_ids,omitempty"`
 	Failures             uint32                 `protobuf:"varint,19,opt,name=failures,proto3" json:"failures,omitempty"`
-	// created_at: journal time of ContainerCreated (guards against stale runtime views).
+	// created_at: journal time of ContainerCreated.
 	CreatedAtUnixNano int64 `protobuf:"varint,20,opt,name=created_at_unix_nano,json=createdAtUnixNano,proto3" json:"created_at_unix_nano,omitempty"`
 	// ready: the readiness probe's last word on this container (ID); a
 	// container without a readiness probe is ready once started.
@@ -3894,7 +3923,9 @@ type ContainerRecord struct {
 	// applied: the CPU and memory the container (ID) was last given: its
 	// allocation when it was requested, then each ContainerResized. Unset in
 	// records journaled before resizes were: taken as its allocation.
-	Applied       *Resources `protobuf:"bytes,25,opt,name=applied,proto3" json:"applied,omitempty"`
+	Applied *Resources `protobuf:"bytes,25,opt,name=applied,proto3" json:"applied,omitempty"`
+	// created_epoch: ContainerCreated's epoch (see SandboxRecord's).
+	CreatedEpoch  uint64 `protobuf:"varint,26,opt,name=created_epoch,json=createdEpoch,proto3" json:"created_epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4104,6 +4135,13 @@ func (x *ContainerRecord) GetApplied() *Resources {
 	return nil
 }
 
+func (x *ContainerRecord) GetCreatedEpoch() uint64 {
+	if x != nil {
+		return x.CreatedEpoch
+	}
+	return 0
+}
+
 type Termination struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId        string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
@@ -4271,13 +4309,14 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12\x18\n" +
 	"\aattempt\x18\x05 \x01(\rR\aattempt\",\n" +
 	"\x10SandboxRequested\x12\x18\n" +
-	"\aattempt\x18\x01 \x01(\rR\aattempt\"w\n" +
+	"\aattempt\x18\x01 \x01(\rR\aattempt\"\x8d\x01\n" +
 	"\x0eSandboxCreated\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\rR\aattempt\x12\x1d\n" +
 	"\n" +
 	"sandbox_id\x18\x02 \x01(\tR\tsandboxId\x12\x0e\n" +
 	"\x02ip\x18\x03 \x01(\tR\x02ip\x12\x1c\n" +
-	"\trecovered\x18\x04 \x01(\bR\trecovered\"\x88\x01\n" +
+	"\trecovered\x18\x04 \x01(\bR\trecovered\x12\x14\n" +
+	"\x05epoch\x18\x05 \x01(\x04R\x05epoch\"\x88\x01\n" +
 	"\rSandboxFailed\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\rR\aattempt\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +
@@ -4291,12 +4330,13 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x18\n" +
 	"\aadopted\x18\x03 \x01(\bR\aadopted\x12#\n" +
-	"\rrestart_count\x18\x04 \x01(\rR\frestartCount\"\x81\x01\n" +
+	"\rrestart_count\x18\x04 \x01(\rR\frestartCount\"\x97\x01\n" +
 	"\x10ContainerCreated\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12!\n" +
 	"\fcontainer_id\x18\x03 \x01(\tR\vcontainerId\x12\x1c\n" +
-	"\trecovered\x18\x04 \x01(\bR\trecovered\"\x94\x01\n" +
+	"\trecovered\x18\x04 \x01(\bR\trecovered\x12\x14\n" +
+	"\x05epoch\x18\x05 \x01(\x04R\x05epoch\"\x94\x01\n" +
 	"\x0fContainerFailed\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12!\n" +
@@ -4495,7 +4535,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\amessage\x18\b \x01(\tR\amessage\x12+\n" +
 	"\x12retry_at_unix_nano\x18\t \x01(\x03R\x0fretryAtUnixNano\x12\x14\n" +
 	"\x05holds\x18\n" +
-	" \x01(\rR\x05holds\"\xa6\x02\n" +
+	" \x01(\rR\x05holds\"\xcb\x02\n" +
 	"\rSandboxRecord\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\rR\aattempt\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x0e\n" +
@@ -4505,7 +4545,9 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12/\n" +
 	"\x14created_at_unix_nano\x18\a \x01(\x03R\x11createdAtUnixNano\x12+\n" +
 	"\x12retry_at_unix_nano\x18\b \x01(\x03R\x0fretryAtUnixNano\x12\x1a\n" +
-	"\bfailures\x18\t \x01(\rR\bfailures\"\xaf\a\n" +
+	"\bfailures\x18\t \x01(\rR\bfailures\x12#\n" +
+	"\rcreated_epoch\x18\n" +
+	" \x01(\x04R\fcreatedEpoch\"\xd4\a\n" +
 	"\x0fContainerRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x0e\n" +
@@ -4533,7 +4575,8 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\vkill_reason\x18\x17 \x01(\tR\n" +
 	"killReason\x12!\n" +
 	"\fkill_message\x18\x18 \x01(\tR\vkillMessage\x120\n" +
-	"\aapplied\x18\x19 \x01(\v2\x16.actorlet.v1.ResourcesR\aapplied\"\xe3\x01\n" +
+	"\aapplied\x18\x19 \x01(\v2\x16.actorlet.v1.ResourcesR\aapplied\x12#\n" +
+	"\rcreated_epoch\x18\x1a \x01(\x04R\fcreatedEpoch\"\xe3\x01\n" +
 	"\vTermination\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x1b\n" +
 	"\texit_code\x18\x02 \x01(\x05R\bexitCode\x12\x16\n" +

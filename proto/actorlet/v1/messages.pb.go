@@ -230,14 +230,18 @@ type RuntimeObserved struct {
 	Containers []*ObservedContainer   `protobuf:"bytes,3,rep,name=containers,proto3" json:"containers,omitempty"`
 	// complete is false when the list call failed; such a view adopts but never forgets.
 	Complete bool `protobuf:"varint,4,opt,name=complete,proto3" json:"complete,omitempty"`
-	// listed_at: when the list call started; objects created after it may be missing from the view.
+	// listed_at: when the list call started (for messages: a lost container's finish time).
 	ListedAtUnixNano int64 `protobuf:"varint,5,opt,name=listed_at_unix_nano,json=listedAtUnixNano,proto3" json:"listed_at_unix_nano,omitempty"`
 	// rebuild: the pod's history is lost (its journal stream was damaged, or
 	// the journal was lost while the runtime held its objects): the core
 	// adopts what the runtime holds instead of starting the pod afresh.
 	Rebuild bool `protobuf:"varint,6,opt,name=rebuild,proto3" json:"rebuild,omitempty"`
 	// damage says what was lost, for the log, the event and the journal.
-	Damage        string `protobuf:"bytes,7,opt,name=damage,proto3" json:"damage,omitempty"`
+	Damage string `protobuf:"bytes,7,opt,name=damage,proto3" json:"damage,omitempty"`
+	// listed_epoch: the listing's epoch (cri.Epochs.Next, taken before its first call). Objects
+	// created with an epoch below it must be in the view; a view whose epoch is 0 (not numbered)
+	// forgets nothing, as an incomplete one.
+	ListedEpoch   uint64 `protobuf:"varint,8,opt,name=listed_epoch,json=listedEpoch,proto3" json:"listed_epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -319,6 +323,13 @@ func (x *RuntimeObserved) GetDamage() string {
 		return x.Damage
 	}
 	return ""
+}
+
+func (x *RuntimeObserved) GetListedEpoch() uint64 {
+	if x != nil {
+		return x.ListedEpoch
+	}
+	return 0
 }
 
 type ObservedSandbox struct {
@@ -588,6 +599,8 @@ type EffectResult struct {
 	// pulled) and the image's size in bytes (0: unknown).
 	PullNanos int64  `protobuf:"varint,16,opt,name=pull_nanos,json=pullNanos,proto3" json:"pull_nanos,omitempty"`
 	ImageSize uint64 `protobuf:"varint,17,opt,name=image_size,json=imageSize,proto3" json:"image_size,omitempty"`
+	// The node's listing epoch when the call returned (cri.Epochs.Now).
+	Epoch uint64 `protobuf:"varint,18,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	// For RunHook: the hooks' verdict (Continue, Delay, Veto; reason and
 	// message above) and, for a delay, how long the hook asked to wait (0:
 	// the core's back-off).
@@ -742,6 +755,13 @@ func (x *EffectResult) GetPullNanos() int64 {
 func (x *EffectResult) GetImageSize() uint64 {
 	if x != nil {
 		return x.ImageSize
+	}
+	return 0
+}
+
+func (x *EffectResult) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
 	}
 	return 0
 }
@@ -914,7 +934,7 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\rresize_reason\x18\x06 \x01(\tR\fresizeReason\x12%\n" +
 	"\x0eresize_message\x18\a \x01(\tR\rresizeMessage\"&\n" +
 	"\fPodUndesired\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xa3\x02\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xc6\x02\n" +
 	"\x0fRuntimeObserved\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12:\n" +
 	"\tsandboxes\x18\x02 \x03(\v2\x1c.actorlet.v1.ObservedSandboxR\tsandboxes\x12>\n" +
@@ -924,7 +944,8 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\bcomplete\x18\x04 \x01(\bR\bcomplete\x12-\n" +
 	"\x13listed_at_unix_nano\x18\x05 \x01(\x03R\x10listedAtUnixNano\x12\x18\n" +
 	"\arebuild\x18\x06 \x01(\bR\arebuild\x12\x16\n" +
-	"\x06damage\x18\a \x01(\tR\x06damage\"a\n" +
+	"\x06damage\x18\a \x01(\tR\x06damage\x12!\n" +
+	"\flisted_epoch\x18\b \x01(\x04R\vlistedEpoch\"a\n" +
 	"\x0fObservedSandbox\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x14\n" +
@@ -945,7 +966,7 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	" \x01(\x03R\x12finishedAtUnixNano\x12\x1b\n" +
 	"\timage_ref\x18\v \x01(\tR\bimageRef\x12#\n" +
 	"\rrestart_count\x18\f \x01(\rR\frestartCount\"\x06\n" +
-	"\x04Tick\"\xd3\x04\n" +
+	"\x04Tick\"\xe9\x04\n" +
 	"\fEffectResult\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x0e\n" +
@@ -969,7 +990,8 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"pull_nanos\x18\x10 \x01(\x03R\tpullNanos\x12\x1d\n" +
 	"\n" +
-	"image_size\x18\x11 \x01(\x04R\timageSize\x12\x1f\n" +
+	"image_size\x18\x11 \x01(\x04R\timageSize\x12\x14\n" +
+	"\x05epoch\x18\x12 \x01(\x04R\x05epoch\x12\x1f\n" +
 	"\vhook_action\x18( \x01(\tR\n" +
 	"hookAction\x123\n" +
 	"\x16hook_retry_after_nanos\x18) \x01(\x03R\x13hookRetryAfterNanos\"\xa4\x01\n" +
