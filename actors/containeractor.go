@@ -185,6 +185,7 @@ func (a *containerActor) call(ctx context.Context, m *runEffect) (*pb.EffectResu
 			}
 			sbCfg := podspec.SandboxConfigBestEffort(m.pod, 0, a.deps.PodConfig)
 			cfg := podspec.ContainerConfig(m.pod, spec, e.Attempt, env, a.deps.PodConfig)
+			podspec.TargetPIDNamespace(cfg, e.Target) // an ephemeral container's target
 			cfg.Mounts = append(cfg.Mounts, mounts...)
 			if cfg.Annotations == nil {
 				cfg.Annotations = map[string]string{}
@@ -511,16 +512,11 @@ func (a *containerActor) ensureImage(ctx context.Context, pod *corev1.Pod, e lif
 	return nil
 }
 
-// specContainer is the spec of the pod's app or init container name.
+// specContainer is the spec of the pod's app, init or ephemeral container
+// name (see podspec.SpecContainer).
 func specContainer(pod *corev1.Pod, name string) *corev1.Container {
-	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
+	c, _ := podspec.SpecContainer(pod, name)
+	return c
 }
 
 // effectWorker names the ContainerActor that carries out an effect: the

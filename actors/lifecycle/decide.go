@@ -346,13 +346,13 @@ func (d *decider) podRef() string {
 
 func (d *decider) restartWanted(r *pb.ContainerRecord) bool { return restartWanted(d.s, r) }
 
-// restartWanted reports whether the exited container r is restarted: a
-// sidecar always is; a regular init container is when it failed and the
+// restartWanted reports whether the exited container r is restarted: an
+// ephemeral container never is; a sidecar always is; a regular init container is when it failed and the
 // pod's restartPolicy is not Never; an app container as the pod's
 // restartPolicy says. A pod past its active deadline restarts nothing.
 func restartWanted(s *State, r *pb.ContainerRecord) bool {
-	if s.Pod == nil || s.P.DeadlineExceeded {
-		return false
+	if s.Pod == nil || s.P.DeadlineExceeded || s.ephemeralSpec(r.Name) != nil {
+		return false // an ephemeral container is never restarted
 	}
 	if restartKill(r.KillReason) {
 		return true // restarted with its new spec or allocation, whatever the policy
@@ -455,7 +455,9 @@ func (d *decider) result(res *pb.EffectResult) {
 		if res.Failed {
 			d.emit(&pb.Event{Kind: &pb.Event_ContainerFailed{ContainerFailed: &pb.ContainerFailed{
 				Name: r.Name, Attempt: r.Attempt, ContainerId: r.Id, Reason: orDefault(res.Reason, "RunContainerError"), Message: res.Message}}})
-			d.backoff(r, d.now, time.Duration(r.NextBackoffNanos), "", "")
+			if d.s.ephemeralSpec(r.Name) == nil { // an ephemeral one is not tried again
+				d.backoff(r, d.now, time.Duration(r.NextBackoffNanos), "", "")
+			}
 			return
 		}
 		d.started(r, res.StartedAtUnixNano, false)
@@ -567,9 +569,6 @@ func storedSpec(pod *corev1.Pod) ([]byte, string) {
 func unsupported(pod *corev1.Pod) (reason, message string) {
 	if pod.Spec.OS != nil && pod.Spec.OS.Name != corev1.Linux {
 		return "PodOSNotSupported", fmt.Sprintf("Failed to admit pod as the OS field doesn't match node OS: the pod asks for %q, the node runs linux", pod.Spec.OS.Name)
-	}
-	if len(pod.Spec.EphemeralContainers) > 0 {
-		return "UnsupportedPodSpec", "ephemeral containers are not supported"
 	}
 	if len(pod.Spec.Containers) == 0 {
 		return "UnsupportedPodSpec", "the pod has no containers"

@@ -38,6 +38,10 @@ type CreateContainer struct {
 	// RestartCount is the container's restart count, put on the container
 	// (cri.AnnotationRestartCount) so that it survives a lost journal.
 	RestartCount uint32
+	// Target is, for an ephemeral container with a targetContainerName,
+	// the runtime ID of that container, whose PID namespace it joins
+	// ("": none).
+	Target string
 }
 
 // StartContainer starts a created container.
@@ -92,7 +96,11 @@ func (e PullImage) String() string {
 }
 func (e RunSandbox) String() string { return fmt.Sprintf("RunSandbox attempt=%d", e.Attempt) }
 func (e CreateContainer) String() string {
-	return fmt.Sprintf("CreateContainer %s attempt=%d sandbox=%s", e.Name, e.Attempt, e.SandboxID)
+	s := fmt.Sprintf("CreateContainer %s attempt=%d sandbox=%s", e.Name, e.Attempt, e.SandboxID)
+	if e.Target != "" {
+		s += " target=" + e.Target
+	}
+	return s
 }
 func (e StartContainer) String() string {
 	return fmt.Sprintf("StartContainer %s attempt=%d id=%s", e.Name, e.Attempt, e.ID)

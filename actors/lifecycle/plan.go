@@ -101,6 +101,7 @@ func (d *decider) planRun(fx *effects) {
 			d.planContainer(fx, &d.s.Pod.Spec.Containers[i], cur)
 		}
 	}
+	d.planEphemeral(fx, cur) // whether or not the init containers are done, as the kubelet
 	d.planResize(fx)
 	d.completeResize()
 	d.collectDead(fx)
@@ -290,7 +291,11 @@ func (d *decider) finishCreates(fx *effects) bool {
 	requested := false
 	for _, name := range d.recordNames() {
 		if r := d.s.P.Containers[name]; r.Phase == pb.ContainerPhase_CONTAINER_REQUESTED {
-			fx.add(CreateContainer{Name: r.Name, Attempt: r.Attempt, SandboxID: cur.Id, RestartCount: r.RestartCount})
+			var target string
+			if ec := d.s.ephemeralSpec(name); ec != nil {
+				target, _ = d.ephemeralTarget(ec)
+			}
+			fx.add(CreateContainer{Name: r.Name, Attempt: r.Attempt, SandboxID: cur.Id, RestartCount: r.RestartCount, Target: target})
 			requested = true
 		}
 	}

@@ -104,7 +104,8 @@ func (s *State) container(name string) *pb.ContainerRecord {
 	return r
 }
 
-// specContainer returns the spec of the named app or init container.
+// specContainer returns the spec of the named app, init or ephemeral
+// container (the last as a Container).
 func (s *State) specContainer(name string) *corev1.Container {
 	if s.Pod == nil {
 		return nil
@@ -114,5 +115,11 @@ func (s *State) specContainer(name string) *corev1.Container {
 			return &s.Pod.Spec.Containers[i]
 		}
 	}
-	return s.initSpec(name)
+	if c := s.initSpec(name); c != nil {
+		return c
+	}
+	if ec := s.ephemeralSpec(name); ec != nil {
+		return asContainer(ec)
+	}
+	return nil
 }

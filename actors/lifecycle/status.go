@@ -92,6 +92,7 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 		}
 		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 	}
+	st.EphemeralContainerStatuses = ephemeralStatuses(s, env)
 	sandboxReady := p.Sandbox != nil && p.Sandbox.Phase == pb.SandboxPhase_SANDBOX_READY
 	ready := allReady && sandboxReady && !p.Terminating && st.Phase == corev1.PodRunning
 	var since metav1.Time

@@ -368,9 +368,15 @@ func formatStatus(st corev1.PodStatus, messages bool) string {
 	sort.Strings(conds)
 	fmt.Fprintf(&b, "conditions: %s\n", strings.Join(conds, " "))
 	all := slices.Clip(st.InitContainerStatuses)
-	for _, cs := range append(all, st.ContainerStatuses...) {
-		if len(all) > 0 && slices.ContainsFunc(all, func(i corev1.ContainerStatus) bool { return i.Name == cs.Name }) {
+	in := func(list []corev1.ContainerStatus, name string) bool {
+		return slices.ContainsFunc(list, func(i corev1.ContainerStatus) bool { return i.Name == name })
+	}
+	for _, cs := range slices.Concat(all, st.ContainerStatuses, st.EphemeralContainerStatuses) {
+		switch {
+		case in(all, cs.Name):
 			b.WriteString("init ")
+		case in(st.EphemeralContainerStatuses, cs.Name):
+			b.WriteString("ephemeral ")
 		}
 		fmt.Fprintf(&b, "%s: restarts=%d ready=%v", cs.Name, cs.RestartCount, cs.Ready)
 		if cs.Started != nil && !*cs.Started && cs.State.Running != nil {

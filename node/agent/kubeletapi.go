@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,13 +64,14 @@ func (v apiView) pod(namespace, name, uid string) (*corev1.Pod, error) {
 	return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, kubeletapi.ErrNotFound)
 }
 
-// status is the status of the pod's app or init container name.
+// status is the status of the pod's app, init or ephemeral container name
+// (logs, exec and attach serve them all).
 func (v apiView) status(namespace, pod, uid, name string) (corev1.ContainerStatus, error) {
 	p, err := v.pod(namespace, pod, uid)
 	if err != nil {
 		return corev1.ContainerStatus{}, err
 	}
-	for _, cs := range append(p.Status.ContainerStatuses, p.Status.InitContainerStatuses...) {
+	for _, cs := range slices.Concat(p.Status.ContainerStatuses, p.Status.InitContainerStatuses, p.Status.EphemeralContainerStatuses) {
 		if cs.Name == name {
 			return cs, nil
 		}

@@ -21,7 +21,8 @@ import (
 // name tail, sinceSeconds, sinceTime, limitBytes). Bad values are 400, both
 // sinceSeconds and sinceTime 422, an unknown pod, container or log 404.
 // A followed log is flushed whenever the reader reaches the end of the
-// file, and ends when the client goes away.
+// file, and ends when the client goes away; any log is flushed before the
+// response ends (see the end of containerLogs).
 func (s *Server) containerLogs(w http.ResponseWriter, r *http.Request) {
 	ns, pod, ctr := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
 	opts, previous, status, err := parseLogQuery(r.URL.Query(), time.Now())
@@ -43,13 +44,12 @@ func (s *Server) containerLogs(w http.ResponseWriter, r *http.Request) {
 		s.providerError(w, r, fmt.Errorf("log of container %q of pod %s/%s: %w", ctr, ns, pod, err))
 		return
 	}
-	fl := logFollower{path: path, poll: s.opts.LogPollInterval, log: s.log}
+	rc := http.NewResponseController(w)
+	fl := logFollower{path: path, poll: s.opts.LogPollInterval, log: s.log, flush: func() { _ = rc.Flush() }}
 	if previous {
 		opts.follow = false // a previous instance writes no more
 	}
 	if opts.follow {
-		rc := http.NewResponseController(w)
-		fl.flush = func() { _ = rc.Flush() }
 		if c, ok := s.opts.Logs.(ContainerRunningChecker); ok {
 			fl.running = func(ctx context.Context) (bool, error) {
 				return c.ContainerRunning(ctx, ns, pod, ctr)
@@ -63,6 +63,13 @@ func (s *Server) containerLogs(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("streaming a container log", zap.String("namespace", ns), zap.String("pod", pod),
 			zap.String("container", ctr), zap.Error(err))
 	}
+	// The log goes out before the end of the response, never with it:
+	// chunked (no Content-Length) and flushed, as the kubelet's flushed
+	// writes send it. The API server's WebSocket log stream
+	// (wsstream.Reader) drops the data of a body read that also returns
+	// io.EOF, which a Content-Length body's last read does, and a chunked
+	// one's does when the final chunk is already buffered.
+	fl.flush()
 }
 
 // parseLogQuery reads the log options of a /containerLogs query; on error

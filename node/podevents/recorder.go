@@ -142,6 +142,11 @@ func containerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
 			path = fmt.Sprintf("spec.initContainers{%s}", name)
 		}
 	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		if c.Name == name {
+			path = fmt.Sprintf("spec.ephemeralContainers{%s}", name)
+		}
+	}
 	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name,
 		UID: pod.UID, ResourceVersion: pod.ResourceVersion, FieldPath: path}
 }
