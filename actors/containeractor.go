@@ -234,7 +234,10 @@ func (a *containerActor) call(ctx context.Context, m *runEffect) (*pb.EffectResu
 		return fail(res, "RunContainerError", err)
 	case lifecycle.StopContainer:
 		grace := e.Grace
-		if pre := a.handler(m, e.Name, preStop); pre != nil {
+		// The PreStop hook runs at most once per container: only on the
+		// first try of the stop its journaled intent
+		// (ContainerStopRequested) made, not on a retry or after a crash.
+		if pre := a.handler(m, e.Name, preStop); pre != nil && m.fresh {
 			if st, err := rt.ContainerStatus(ctx, e.ID); err == nil && st.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
 				// PreStop runs within the grace period; the container
 				// gets what is left of it, at least minStopGrace, as the

@@ -28,5 +28,5 @@ func Example() {
 	// Output:
 	// pods: 30 virtual: 16m0s violations: 0
 	// crashes: true steps: 724
-	// digest: e83329cccb282a59
+	// digest: 75407796c053409a
 }

@@ -126,8 +126,14 @@ func Apply(s *State, env *pb.Envelope) {
 		r.Phase = pb.ContainerPhase_CONTAINER_REQUESTED
 		r.WaitingReason, r.WaitingMessage = "", ""
 		r.StartedAtUnixNano, r.FinishedAtUnixNano, r.CreatedAtUnixNano, r.CreatedEpoch = 0, 0, 0, 0
+		r.StopRequestedId = ""
 		if c := s.specContainer(ev.Name); c != nil {
 			r.Applied = resourcesOf(&c.Resources) // created with its allocation
+		}
+	case *pb.Event_ContainerStopRequested:
+		ev := e.ContainerStopRequested
+		if r := s.P.Containers[ev.Name]; r != nil && r.Id == ev.ContainerId {
+			r.StopRequestedId = ev.ContainerId
 		}
 	case *pb.Event_ContainerCreated:
 		ev := e.ContainerCreated

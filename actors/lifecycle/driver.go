@@ -120,8 +120,11 @@ type Work struct {
 // Dispatch is one effect to carry out.
 type Dispatch struct {
 	Effect Effect
-	// Fresh: a creation journaled by this Driver and never tried: create
-	// without looking for what an earlier try left.
+	// Fresh: an intent journaled by this Driver and never tried. A fresh
+	// creation is made without looking for what an earlier try left; a
+	// fresh StopContainer runs the container's PreStop hook (a stop that is
+	// not fresh was tried before, or before a crash: the hook is not run
+	// again).
 	Fresh bool
 	// Retry: an earlier try of this key failed.
 	Retry bool
@@ -232,6 +235,8 @@ func (d *Driver) markFresh(events []*pb.Envelope) {
 		case *pb.Event_ContainerRequested:
 			r := ev.ContainerRequested
 			d.fresh[CreateContainer{Name: r.Name, Attempt: r.Attempt}.Key()] = true
+		case *pb.Event_ContainerStopRequested:
+			d.fresh[StopContainer{ID: ev.ContainerStopRequested.ContainerId}.Key()] = true
 		}
 	}
 }

@@ -83,7 +83,7 @@ func (d *decider) planEphemeralContainer(fx *effects, ec *corev1.EphemeralContai
 		return
 	case pb.ContainerPhase_CONTAINER_RUNNING:
 		if r.KillReason != "" {
-			fx.add(StopContainer{Name: r.Name, Attempt: r.Attempt, ID: r.Id, Grace: d.graceOf(d.s.Pod)})
+			d.stop(fx, r, d.graceOf(d.s.Pod), r.KillReason)
 		} else {
 			d.hookGate(fx, StageAfterStart, r.Name, r.Attempt, time.Time{})
 		}

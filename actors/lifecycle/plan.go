@@ -121,7 +121,7 @@ func (d *decider) planContainer(fx *effects, spec *corev1.Container, sb *pb.Sand
 		return
 	case pb.ContainerPhase_CONTAINER_RUNNING:
 		if r.KillReason != "" {
-			fx.add(StopContainer{Name: r.Name, Attempt: r.Attempt, ID: r.Id, Grace: d.killGrace(spec, r.KillReason)})
+			d.stop(fx, r, d.killGrace(spec, r.KillReason), r.KillReason)
 		} else {
 			d.hookGate(fx, StageAfterStart, r.Name, r.Attempt, time.Time{})
 		}
@@ -194,7 +194,7 @@ func (d *decider) stopLive(fx *effects, grace time.Duration) bool {
 				if !d.stopHooksPass(fx, r) {
 					continue
 				}
-				fx.add(StopContainer{Name: r.Name, Attempt: r.Attempt, ID: r.Id, Grace: grace})
+				d.stop(fx, r, grace, StopTerminating)
 			}
 		}
 		if live {

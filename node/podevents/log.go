@@ -56,8 +56,6 @@ func (l Log) Acting(pod *corev1.Pod, effect lifecycle.Effect) {
 	switch eff := effect.(type) {
 	case lifecycle.PullImage:
 		e = Event{corev1.EventTypeNormal, Pulling, "Pulling image " + eff.Image, eff.Container}
-	case lifecycle.StopContainer:
-		e = Event{corev1.EventTypeNormal, Killing, "Stopping container " + eff.Name, eff.Name}
 	default:
 		return
 	}

@@ -95,8 +95,6 @@ func (r Recorder) Acting(pod *corev1.Pod, effect lifecycle.Effect) {
 	switch e := effect.(type) {
 	case lifecycle.PullImage:
 		r.emit(pod, Event{corev1.EventTypeNormal, Pulling, fmt.Sprintf("Pulling image %q", e.Image), e.Container})
-	case lifecycle.StopContainer:
-		r.emit(pod, Event{corev1.EventTypeNormal, Killing, "Stopping container " + e.Name, e.Name})
 	}
 }
 
@@ -186,6 +184,10 @@ func Translate(pod *corev1.Pod, ev *pb.Event) []Event {
 		return warning(FailedCreatePodSandBox, "Failed to create pod sandbox: "+e.SandboxFailed.Message, "")
 	case *pb.Event_SandboxLost:
 		return normal(SandboxChanged, "Pod sandbox changed, it will be killed and re-created.", "")
+	case *pb.Event_ContainerStopRequested:
+		// From the stop's journaled intent: once per container, not again
+		// when the stop is tried again or after a crash.
+		return normal(Killing, "Stopping container "+e.ContainerStopRequested.Name, e.ContainerStopRequested.Name)
 	case *pb.Event_ContainerCreated:
 		if !e.ContainerCreated.Recovered {
 			return normal(Created, "Container created", e.ContainerCreated.Name)

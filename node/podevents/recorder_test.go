@@ -52,7 +52,10 @@ func TestRecorderUsesTheKubeletsReasons(t *testing.T) {
 		env(&pb.Event{Kind: &pb.Event_PodEvicted{PodEvicted: &pb.PodEvicted{Reason: "Evicted", Message: "The node was low on resource: memory."}}}),
 		env(&pb.Event{Kind: &pb.Event_SandboxFailed{SandboxFailed: &pb.SandboxFailed{Reason: "FailedMount", Message: `MountVolume.SetUp failed for volume "cfg" : configmap "cfg" not found`}}}),
 	})
+	// A stop is acted on with no event: Killing comes from its journaled
+	// intent, once.
 	r.Acting(pod, lifecycle.StopContainer{Name: "app", ID: "c1"})
+	r.Recorded(pod, []*pb.Envelope{env(&pb.Event{Kind: &pb.Event_ContainerStopRequested{ContainerStopRequested: &pb.ContainerStopRequested{Name: "app", ContainerId: "c1"}}})})
 	r.Recorded(nil, []*pb.Envelope{env(&pb.Event{Kind: &pb.Event_ContainerStarted{ContainerStarted: &pb.ContainerStarted{Name: "orphan"}}})})
 	close(fake.Events)
 	var got []string

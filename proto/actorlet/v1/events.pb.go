@@ -386,6 +386,7 @@ type Event struct {
 	//	*Event_ContainerResizeFailed
 	//	*Event_ContainerResizeRestarting
 	//	*Event_PodResizeCompleted
+	//	*Event_ContainerStopRequested
 	//	*Event_HookRequested
 	//	*Event_HookDecided
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
@@ -718,6 +719,15 @@ func (x *Event) GetPodResizeCompleted() *PodResizeCompleted {
 	return nil
 }
 
+func (x *Event) GetContainerStopRequested() *ContainerStopRequested {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_ContainerStopRequested); ok {
+			return x.ContainerStopRequested
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetHookRequested() *HookRequested {
 	if x != nil {
 		if x, ok := x.Kind.(*Event_HookRequested); ok {
@@ -868,6 +878,10 @@ type Event_PodResizeCompleted struct {
 	PodResizeCompleted *PodResizeCompleted `protobuf:"bytes,32,opt,name=pod_resize_completed,json=podResizeCompleted,proto3,oneof"`
 }
 
+type Event_ContainerStopRequested struct {
+	ContainerStopRequested *ContainerStopRequested `protobuf:"bytes,33,opt,name=container_stop_requested,json=containerStopRequested,proto3,oneof"`
+}
+
 type Event_HookRequested struct {
 	// 40 and up: the node's lifecycle hooks (user code; see HookRequested).
 	HookRequested *HookRequested `protobuf:"bytes,40,opt,name=hook_requested,json=hookRequested,proto3,oneof"`
@@ -941,9 +955,92 @@ func (*Event_ContainerResizeRestarting) isEvent_Kind() {}
 
 func (*Event_PodResizeCompleted) isEvent_Kind() {}
 
+func (*Event_ContainerStopRequested) isEvent_Kind() {}
+
 func (*Event_HookRequested) isEvent_Kind() {}
 
 func (*Event_HookDecided) isEvent_Kind() {}
+
+// ContainerStopRequested is the write-ahead intent of StopContainer for
+// container_id: the node is about to stop it (its PreStop hook first, at most
+// once: a stop tried again after a failure or a crash skips the hook), for
+// reason (the pod's termination, a probe's or hook's kill, a resize restart).
+// The pod's Killing event is recorded from it, once.
+type ContainerStopRequested struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Name             string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Attempt          uint32                 `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	ContainerId      string                 `protobuf:"bytes,3,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	GracePeriodNanos int64                  `protobuf:"varint,4,opt,name=grace_period_nanos,json=gracePeriodNanos,proto3" json:"grace_period_nanos,omitempty"`
+	Reason           string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ContainerStopRequested) Reset() {
+	*x = ContainerStopRequested{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerStopRequested) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerStopRequested) ProtoMessage() {}
+
+func (x *ContainerStopRequested) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerStopRequested.ProtoReflect.Descriptor instead.
+func (*ContainerStopRequested) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ContainerStopRequested) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ContainerStopRequested) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *ContainerStopRequested) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *ContainerStopRequested) GetGracePeriodNanos() int64 {
+	if x != nil {
+		return x.GracePeriodNanos
+	}
+	return 0
+}
+
+func (x *ContainerStopRequested) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
 
 // PodAccepted: the node took the pod. pod_json is the v1.Pod as received,
 // without status and without any Secret data (pods only reference Secrets).
@@ -958,7 +1055,7 @@ type PodAccepted struct {
 
 func (x *PodAccepted) Reset() {
 	*x = PodAccepted{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[3]
+	mi := &file_actorlet_v1_events_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -970,7 +1067,7 @@ func (x *PodAccepted) String() string {
 func (*PodAccepted) ProtoMessage() {}
 
 func (x *PodAccepted) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[3]
+	mi := &file_actorlet_v1_events_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -983,7 +1080,7 @@ func (x *PodAccepted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodAccepted.ProtoReflect.Descriptor instead.
 func (*PodAccepted) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{3}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PodAccepted) GetPodJson() []byte {
@@ -1019,7 +1116,7 @@ type PodRejected struct {
 
 func (x *PodRejected) Reset() {
 	*x = PodRejected{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[4]
+	mi := &file_actorlet_v1_events_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1031,7 +1128,7 @@ func (x *PodRejected) String() string {
 func (*PodRejected) ProtoMessage() {}
 
 func (x *PodRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[4]
+	mi := &file_actorlet_v1_events_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1044,7 +1141,7 @@ func (x *PodRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRejected.ProtoReflect.Descriptor instead.
 func (*PodRejected) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{4}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PodRejected) GetReason() string {
@@ -1084,7 +1181,7 @@ type ImagePulled struct {
 
 func (x *ImagePulled) Reset() {
 	*x = ImagePulled{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[5]
+	mi := &file_actorlet_v1_events_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1096,7 +1193,7 @@ func (x *ImagePulled) String() string {
 func (*ImagePulled) ProtoMessage() {}
 
 func (x *ImagePulled) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[5]
+	mi := &file_actorlet_v1_events_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1109,7 +1206,7 @@ func (x *ImagePulled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImagePulled.ProtoReflect.Descriptor instead.
 func (*ImagePulled) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{5}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ImagePulled) GetContainer() string {
@@ -1167,7 +1264,7 @@ type ImagePullFailed struct {
 
 func (x *ImagePullFailed) Reset() {
 	*x = ImagePullFailed{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[6]
+	mi := &file_actorlet_v1_events_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1179,7 +1276,7 @@ func (x *ImagePullFailed) String() string {
 func (*ImagePullFailed) ProtoMessage() {}
 
 func (x *ImagePullFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[6]
+	mi := &file_actorlet_v1_events_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1192,7 +1289,7 @@ func (x *ImagePullFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImagePullFailed.ProtoReflect.Descriptor instead.
 func (*ImagePullFailed) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{6}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ImagePullFailed) GetContainer() string {
@@ -1240,7 +1337,7 @@ type SandboxRequested struct {
 
 func (x *SandboxRequested) Reset() {
 	*x = SandboxRequested{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[7]
+	mi := &file_actorlet_v1_events_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1252,7 +1349,7 @@ func (x *SandboxRequested) String() string {
 func (*SandboxRequested) ProtoMessage() {}
 
 func (x *SandboxRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[7]
+	mi := &file_actorlet_v1_events_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1265,7 +1362,7 @@ func (x *SandboxRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRequested.ProtoReflect.Descriptor instead.
 func (*SandboxRequested) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{7}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SandboxRequested) GetAttempt() uint32 {
@@ -1291,7 +1388,7 @@ type SandboxCreated struct {
 
 func (x *SandboxCreated) Reset() {
 	*x = SandboxCreated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[8]
+	mi := &file_actorlet_v1_events_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1303,7 +1400,7 @@ func (x *SandboxCreated) String() string {
 func (*SandboxCreated) ProtoMessage() {}
 
 func (x *SandboxCreated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[8]
+	mi := &file_actorlet_v1_events_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1316,7 +1413,7 @@ func (x *SandboxCreated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxCreated.ProtoReflect.Descriptor instead.
 func (*SandboxCreated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{8}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SandboxCreated) GetAttempt() uint32 {
@@ -1367,7 +1464,7 @@ type SandboxFailed struct {
 
 func (x *SandboxFailed) Reset() {
 	*x = SandboxFailed{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[9]
+	mi := &file_actorlet_v1_events_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1379,7 +1476,7 @@ func (x *SandboxFailed) String() string {
 func (*SandboxFailed) ProtoMessage() {}
 
 func (x *SandboxFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[9]
+	mi := &file_actorlet_v1_events_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1392,7 +1489,7 @@ func (x *SandboxFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxFailed.ProtoReflect.Descriptor instead.
 func (*SandboxFailed) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{9}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SandboxFailed) GetAttempt() uint32 {
@@ -1434,7 +1531,7 @@ type SandboxLost struct {
 
 func (x *SandboxLost) Reset() {
 	*x = SandboxLost{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[10]
+	mi := &file_actorlet_v1_events_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1446,7 +1543,7 @@ func (x *SandboxLost) String() string {
 func (*SandboxLost) ProtoMessage() {}
 
 func (x *SandboxLost) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[10]
+	mi := &file_actorlet_v1_events_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1459,7 +1556,7 @@ func (x *SandboxLost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxLost.ProtoReflect.Descriptor instead.
 func (*SandboxLost) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{10}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SandboxLost) GetSandboxId() string {
@@ -1492,7 +1589,7 @@ type ContainerRequested struct {
 
 func (x *ContainerRequested) Reset() {
 	*x = ContainerRequested{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[11]
+	mi := &file_actorlet_v1_events_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1601,7 @@ func (x *ContainerRequested) String() string {
 func (*ContainerRequested) ProtoMessage() {}
 
 func (x *ContainerRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[11]
+	mi := &file_actorlet_v1_events_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1614,7 @@ func (x *ContainerRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRequested.ProtoReflect.Descriptor instead.
 func (*ContainerRequested) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{11}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ContainerRequested) GetName() string {
@@ -1562,7 +1659,7 @@ type ContainerCreated struct {
 
 func (x *ContainerCreated) Reset() {
 	*x = ContainerCreated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[12]
+	mi := &file_actorlet_v1_events_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1574,7 +1671,7 @@ func (x *ContainerCreated) String() string {
 func (*ContainerCreated) ProtoMessage() {}
 
 func (x *ContainerCreated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[12]
+	mi := &file_actorlet_v1_events_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1587,7 +1684,7 @@ func (x *ContainerCreated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerCreated.ProtoReflect.Descriptor instead.
 func (*ContainerCreated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{12}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ContainerCreated) GetName() string {
@@ -1639,7 +1736,7 @@ type ContainerFailed struct {
 
 func (x *ContainerFailed) Reset() {
 	*x = ContainerFailed{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[13]
+	mi := &file_actorlet_v1_events_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1651,7 +1748,7 @@ func (x *ContainerFailed) String() string {
 func (*ContainerFailed) ProtoMessage() {}
 
 func (x *ContainerFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[13]
+	mi := &file_actorlet_v1_events_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1664,7 +1761,7 @@ func (x *ContainerFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerFailed.ProtoReflect.Descriptor instead.
 func (*ContainerFailed) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{13}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ContainerFailed) GetName() string {
@@ -1715,7 +1812,7 @@ type ContainerStarted struct {
 
 func (x *ContainerStarted) Reset() {
 	*x = ContainerStarted{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[14]
+	mi := &file_actorlet_v1_events_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1727,7 +1824,7 @@ func (x *ContainerStarted) String() string {
 func (*ContainerStarted) ProtoMessage() {}
 
 func (x *ContainerStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[14]
+	mi := &file_actorlet_v1_events_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1740,7 +1837,7 @@ func (x *ContainerStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStarted.ProtoReflect.Descriptor instead.
 func (*ContainerStarted) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{14}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ContainerStarted) GetName() string {
@@ -1794,7 +1891,7 @@ type ContainerExited struct {
 
 func (x *ContainerExited) Reset() {
 	*x = ContainerExited{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[15]
+	mi := &file_actorlet_v1_events_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1806,7 +1903,7 @@ func (x *ContainerExited) String() string {
 func (*ContainerExited) ProtoMessage() {}
 
 func (x *ContainerExited) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[15]
+	mi := &file_actorlet_v1_events_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1819,7 +1916,7 @@ func (x *ContainerExited) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerExited.ProtoReflect.Descriptor instead.
 func (*ContainerExited) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{15}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ContainerExited) GetName() string {
@@ -1893,7 +1990,7 @@ type BackOffStarted struct {
 
 func (x *BackOffStarted) Reset() {
 	*x = BackOffStarted{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[16]
+	mi := &file_actorlet_v1_events_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1905,7 +2002,7 @@ func (x *BackOffStarted) String() string {
 func (*BackOffStarted) ProtoMessage() {}
 
 func (x *BackOffStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[16]
+	mi := &file_actorlet_v1_events_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1918,7 +2015,7 @@ func (x *BackOffStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackOffStarted.ProtoReflect.Descriptor instead.
 func (*BackOffStarted) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{16}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *BackOffStarted) GetName() string {
@@ -1967,7 +2064,7 @@ type ContainerRemoved struct {
 
 func (x *ContainerRemoved) Reset() {
 	*x = ContainerRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[17]
+	mi := &file_actorlet_v1_events_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1979,7 +2076,7 @@ func (x *ContainerRemoved) String() string {
 func (*ContainerRemoved) ProtoMessage() {}
 
 func (x *ContainerRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[17]
+	mi := &file_actorlet_v1_events_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1992,7 +2089,7 @@ func (x *ContainerRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRemoved.ProtoReflect.Descriptor instead.
 func (*ContainerRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{17}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ContainerRemoved) GetName() string {
@@ -2027,7 +2124,7 @@ type PodTerminating struct {
 
 func (x *PodTerminating) Reset() {
 	*x = PodTerminating{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[18]
+	mi := &file_actorlet_v1_events_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2039,7 +2136,7 @@ func (x *PodTerminating) String() string {
 func (*PodTerminating) ProtoMessage() {}
 
 func (x *PodTerminating) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[18]
+	mi := &file_actorlet_v1_events_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2149,7 @@ func (x *PodTerminating) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodTerminating.ProtoReflect.Descriptor instead.
 func (*PodTerminating) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{18}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PodTerminating) GetGracePeriodNanos() int64 {
@@ -2094,7 +2191,7 @@ type ActiveDeadlineExceeded struct {
 
 func (x *ActiveDeadlineExceeded) Reset() {
 	*x = ActiveDeadlineExceeded{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[19]
+	mi := &file_actorlet_v1_events_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2106,7 +2203,7 @@ func (x *ActiveDeadlineExceeded) String() string {
 func (*ActiveDeadlineExceeded) ProtoMessage() {}
 
 func (x *ActiveDeadlineExceeded) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[19]
+	mi := &file_actorlet_v1_events_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2119,7 +2216,7 @@ func (x *ActiveDeadlineExceeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActiveDeadlineExceeded.ProtoReflect.Descriptor instead.
 func (*ActiveDeadlineExceeded) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{19}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ActiveDeadlineExceeded) GetGracePeriodNanos() int64 {
@@ -2168,7 +2265,7 @@ type ProbeChanged struct {
 
 func (x *ProbeChanged) Reset() {
 	*x = ProbeChanged{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[20]
+	mi := &file_actorlet_v1_events_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2180,7 +2277,7 @@ func (x *ProbeChanged) String() string {
 func (*ProbeChanged) ProtoMessage() {}
 
 func (x *ProbeChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[20]
+	mi := &file_actorlet_v1_events_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2193,7 +2290,7 @@ func (x *ProbeChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProbeChanged.ProtoReflect.Descriptor instead.
 func (*ProbeChanged) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{20}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ProbeChanged) GetName() string {
@@ -2246,7 +2343,7 @@ type HookFailed struct {
 
 func (x *HookFailed) Reset() {
 	*x = HookFailed{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[21]
+	mi := &file_actorlet_v1_events_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2258,7 +2355,7 @@ func (x *HookFailed) String() string {
 func (*HookFailed) ProtoMessage() {}
 
 func (x *HookFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[21]
+	mi := &file_actorlet_v1_events_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2271,7 +2368,7 @@ func (x *HookFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookFailed.ProtoReflect.Descriptor instead.
 func (*HookFailed) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{21}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *HookFailed) GetName() string {
@@ -2322,7 +2419,7 @@ type HookRequested struct {
 
 func (x *HookRequested) Reset() {
 	*x = HookRequested{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	mi := &file_actorlet_v1_events_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2334,7 +2431,7 @@ func (x *HookRequested) String() string {
 func (*HookRequested) ProtoMessage() {}
 
 func (x *HookRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[22]
+	mi := &file_actorlet_v1_events_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2347,7 +2444,7 @@ func (x *HookRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookRequested.ProtoReflect.Descriptor instead.
 func (*HookRequested) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *HookRequested) GetStage() string {
@@ -2398,7 +2495,7 @@ type HookDecided struct {
 
 func (x *HookDecided) Reset() {
 	*x = HookDecided{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2410,7 +2507,7 @@ func (x *HookDecided) String() string {
 func (*HookDecided) ProtoMessage() {}
 
 func (x *HookDecided) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[23]
+	mi := &file_actorlet_v1_events_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2423,7 +2520,7 @@ func (x *HookDecided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookDecided.ProtoReflect.Descriptor instead.
 func (*HookDecided) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{23}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *HookDecided) GetStage() string {
@@ -2494,7 +2591,7 @@ type PodInitialized struct {
 
 func (x *PodInitialized) Reset() {
 	*x = PodInitialized{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2506,7 +2603,7 @@ func (x *PodInitialized) String() string {
 func (*PodInitialized) ProtoMessage() {}
 
 func (x *PodInitialized) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[24]
+	mi := &file_actorlet_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2519,7 +2616,7 @@ func (x *PodInitialized) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodInitialized.ProtoReflect.Descriptor instead.
 func (*PodInitialized) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PodInitialized) GetSandboxId() string {
@@ -2546,7 +2643,7 @@ type PodEvicted struct {
 
 func (x *PodEvicted) Reset() {
 	*x = PodEvicted{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2558,7 +2655,7 @@ func (x *PodEvicted) String() string {
 func (*PodEvicted) ProtoMessage() {}
 
 func (x *PodEvicted) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[25]
+	mi := &file_actorlet_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2571,7 +2668,7 @@ func (x *PodEvicted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodEvicted.ProtoReflect.Descriptor instead.
 func (*PodEvicted) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PodEvicted) GetGracePeriodNanos() int64 {
@@ -2619,7 +2716,7 @@ type PodUpdated struct {
 
 func (x *PodUpdated) Reset() {
 	*x = PodUpdated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2631,7 +2728,7 @@ func (x *PodUpdated) String() string {
 func (*PodUpdated) ProtoMessage() {}
 
 func (x *PodUpdated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[26]
+	mi := &file_actorlet_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2644,7 +2741,7 @@ func (x *PodUpdated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodUpdated.ProtoReflect.Descriptor instead.
 func (*PodUpdated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PodUpdated) GetPodJson() []byte {
@@ -2686,7 +2783,7 @@ type PodResizePending struct {
 
 func (x *PodResizePending) Reset() {
 	*x = PodResizePending{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2698,7 +2795,7 @@ func (x *PodResizePending) String() string {
 func (*PodResizePending) ProtoMessage() {}
 
 func (x *PodResizePending) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[27]
+	mi := &file_actorlet_v1_events_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2711,7 +2808,7 @@ func (x *PodResizePending) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodResizePending.ProtoReflect.Descriptor instead.
 func (*PodResizePending) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{27}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PodResizePending) GetReason() string {
@@ -2755,7 +2852,7 @@ type PodResizeAllocated struct {
 
 func (x *PodResizeAllocated) Reset() {
 	*x = PodResizeAllocated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2767,7 +2864,7 @@ func (x *PodResizeAllocated) String() string {
 func (*PodResizeAllocated) ProtoMessage() {}
 
 func (x *PodResizeAllocated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[28]
+	mi := &file_actorlet_v1_events_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2780,7 +2877,7 @@ func (x *PodResizeAllocated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodResizeAllocated.ProtoReflect.Descriptor instead.
 func (*PodResizeAllocated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{28}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PodResizeAllocated) GetContainers() []string {
@@ -2813,7 +2910,7 @@ type ContainerResized struct {
 
 func (x *ContainerResized) Reset() {
 	*x = ContainerResized{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	mi := &file_actorlet_v1_events_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2825,7 +2922,7 @@ func (x *ContainerResized) String() string {
 func (*ContainerResized) ProtoMessage() {}
 
 func (x *ContainerResized) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[29]
+	mi := &file_actorlet_v1_events_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2838,7 +2935,7 @@ func (x *ContainerResized) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerResized.ProtoReflect.Descriptor instead.
 func (*ContainerResized) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{29}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ContainerResized) GetName() string {
@@ -2896,7 +2993,7 @@ type ContainerResizeFailed struct {
 
 func (x *ContainerResizeFailed) Reset() {
 	*x = ContainerResizeFailed{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[30]
+	mi := &file_actorlet_v1_events_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2908,7 +3005,7 @@ func (x *ContainerResizeFailed) String() string {
 func (*ContainerResizeFailed) ProtoMessage() {}
 
 func (x *ContainerResizeFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[30]
+	mi := &file_actorlet_v1_events_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2921,7 +3018,7 @@ func (x *ContainerResizeFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerResizeFailed.ProtoReflect.Descriptor instead.
 func (*ContainerResizeFailed) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{30}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ContainerResizeFailed) GetName() string {
@@ -2958,7 +3055,7 @@ type ContainerResizeRestarting struct {
 
 func (x *ContainerResizeRestarting) Reset() {
 	*x = ContainerResizeRestarting{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[31]
+	mi := &file_actorlet_v1_events_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2970,7 +3067,7 @@ func (x *ContainerResizeRestarting) String() string {
 func (*ContainerResizeRestarting) ProtoMessage() {}
 
 func (x *ContainerResizeRestarting) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[31]
+	mi := &file_actorlet_v1_events_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2983,7 +3080,7 @@ func (x *ContainerResizeRestarting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerResizeRestarting.ProtoReflect.Descriptor instead.
 func (*ContainerResizeRestarting) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{31}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ContainerResizeRestarting) GetName() string {
@@ -3011,7 +3108,7 @@ type PodResizeCompleted struct {
 
 func (x *PodResizeCompleted) Reset() {
 	*x = PodResizeCompleted{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	mi := &file_actorlet_v1_events_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3023,7 +3120,7 @@ func (x *PodResizeCompleted) String() string {
 func (*PodResizeCompleted) ProtoMessage() {}
 
 func (x *PodResizeCompleted) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[32]
+	mi := &file_actorlet_v1_events_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3036,7 +3133,7 @@ func (x *PodResizeCompleted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodResizeCompleted.ProtoReflect.Descriptor instead.
 func (*PodResizeCompleted) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{32}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PodResizeCompleted) GetGeneration() int64 {
@@ -3060,7 +3157,7 @@ type Resources struct {
 
 func (x *Resources) Reset() {
 	*x = Resources{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[33]
+	mi := &file_actorlet_v1_events_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3072,7 +3169,7 @@ func (x *Resources) String() string {
 func (*Resources) ProtoMessage() {}
 
 func (x *Resources) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[33]
+	mi := &file_actorlet_v1_events_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3085,7 +3182,7 @@ func (x *Resources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resources.ProtoReflect.Descriptor instead.
 func (*Resources) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{33}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Resources) GetCpuRequest() string {
@@ -3125,7 +3222,7 @@ type SandboxStopped struct {
 
 func (x *SandboxStopped) Reset() {
 	*x = SandboxStopped{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[34]
+	mi := &file_actorlet_v1_events_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3137,7 +3234,7 @@ func (x *SandboxStopped) String() string {
 func (*SandboxStopped) ProtoMessage() {}
 
 func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[34]
+	mi := &file_actorlet_v1_events_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3150,7 +3247,7 @@ func (x *SandboxStopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxStopped.ProtoReflect.Descriptor instead.
 func (*SandboxStopped) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{34}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SandboxStopped) GetSandboxId() string {
@@ -3169,7 +3266,7 @@ type SandboxRemoved struct {
 
 func (x *SandboxRemoved) Reset() {
 	*x = SandboxRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[35]
+	mi := &file_actorlet_v1_events_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3181,7 +3278,7 @@ func (x *SandboxRemoved) String() string {
 func (*SandboxRemoved) ProtoMessage() {}
 
 func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[35]
+	mi := &file_actorlet_v1_events_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3194,7 +3291,7 @@ func (x *SandboxRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRemoved.ProtoReflect.Descriptor instead.
 func (*SandboxRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{35}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SandboxRemoved) GetSandboxId() string {
@@ -3213,7 +3310,7 @@ type PodTerminated struct {
 
 func (x *PodTerminated) Reset() {
 	*x = PodTerminated{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[36]
+	mi := &file_actorlet_v1_events_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3225,7 +3322,7 @@ func (x *PodTerminated) String() string {
 func (*PodTerminated) ProtoMessage() {}
 
 func (x *PodTerminated) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[36]
+	mi := &file_actorlet_v1_events_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3238,7 +3335,7 @@ func (x *PodTerminated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodTerminated.ProtoReflect.Descriptor instead.
 func (*PodTerminated) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{36}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PodTerminated) GetPhase() string {
@@ -3256,7 +3353,7 @@ type PodRemoved struct {
 
 func (x *PodRemoved) Reset() {
 	*x = PodRemoved{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[37]
+	mi := &file_actorlet_v1_events_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3268,7 +3365,7 @@ func (x *PodRemoved) String() string {
 func (*PodRemoved) ProtoMessage() {}
 
 func (x *PodRemoved) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[37]
+	mi := &file_actorlet_v1_events_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3281,7 +3378,7 @@ func (x *PodRemoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRemoved.ProtoReflect.Descriptor instead.
 func (*PodRemoved) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{37}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{38}
 }
 
 // PodState is the pod as the journal knows it: the fold of its events.
@@ -3354,7 +3451,7 @@ type PodState struct {
 
 func (x *PodState) Reset() {
 	*x = PodState{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[38]
+	mi := &file_actorlet_v1_events_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3366,7 +3463,7 @@ func (x *PodState) String() string {
 func (*PodState) ProtoMessage() {}
 
 func (x *PodState) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[38]
+	mi := &file_actorlet_v1_events_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3379,7 +3476,7 @@ func (x *PodState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodState.ProtoReflect.Descriptor instead.
 func (*PodState) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{38}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PodState) GetUid() string {
@@ -3670,7 +3767,7 @@ type StageHookRecord struct {
 
 func (x *StageHookRecord) Reset() {
 	*x = StageHookRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[39]
+	mi := &file_actorlet_v1_events_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3682,7 +3779,7 @@ func (x *StageHookRecord) String() string {
 func (*StageHookRecord) ProtoMessage() {}
 
 func (x *StageHookRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[39]
+	mi := &file_actorlet_v1_events_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3695,7 +3792,7 @@ func (x *StageHookRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageHookRecord.ProtoReflect.Descriptor instead.
 func (*StageHookRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{39}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *StageHookRecord) GetStage() string {
@@ -3790,7 +3887,7 @@ type SandboxRecord struct {
 
 func (x *SandboxRecord) Reset() {
 	*x = SandboxRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[40]
+	mi := &file_actorlet_v1_events_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3802,7 +3899,7 @@ func (x *SandboxRecord) String() string {
 func (*SandboxRecord) ProtoMessage() {}
 
 func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[40]
+	mi := &file_actorlet_v1_events_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3815,7 +3912,7 @@ func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRecord.ProtoReflect.Descriptor instead.
 func (*SandboxRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{40}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SandboxRecord) GetAttempt() uint32 {
@@ -3925,14 +4022,17 @@ type ContainerRecord struct {
 	// records journaled before resizes were: taken as its allocation.
 	Applied *Resources `protobuf:"bytes,25,opt,name=applied,proto3" json:"applied,omitempty"`
 	// created_epoch: ContainerCreated's epoch (see SandboxRecord's).
-	CreatedEpoch  uint64 `protobuf:"varint,26,opt,name=created_epoch,json=createdEpoch,proto3" json:"created_epoch,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CreatedEpoch uint64 `protobuf:"varint,26,opt,name=created_epoch,json=createdEpoch,proto3" json:"created_epoch,omitempty"`
+	// stop_requested_id: the container ID whose stop was requested
+	// (ContainerStopRequested).
+	StopRequestedId string `protobuf:"bytes,27,opt,name=stop_requested_id,json=stopRequestedId,proto3" json:"stop_requested_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[41]
+	mi := &file_actorlet_v1_events_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3944,7 +4044,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[41]
+	mi := &file_actorlet_v1_events_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3957,7 +4057,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{41}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ContainerRecord) GetName() string {
@@ -4142,6 +4242,13 @@ func (x *ContainerRecord) GetCreatedEpoch() uint64 {
 	return 0
 }
 
+func (x *ContainerRecord) GetStopRequestedId() string {
+	if x != nil {
+		return x.StopRequestedId
+	}
+	return ""
+}
+
 type Termination struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId        string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
@@ -4156,7 +4263,7 @@ type Termination struct {
 
 func (x *Termination) Reset() {
 	*x = Termination{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[42]
+	mi := &file_actorlet_v1_events_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4168,7 +4275,7 @@ func (x *Termination) String() string {
 func (*Termination) ProtoMessage() {}
 
 func (x *Termination) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[42]
+	mi := &file_actorlet_v1_events_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4181,7 +4288,7 @@ func (x *Termination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Termination.ProtoReflect.Descriptor instead.
 func (*Termination) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{42}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Termination) GetContainerId() string {
@@ -4242,7 +4349,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12$\n" +
 	"\x0etime_unix_nano\x18\x03 \x01(\x03R\ftimeUnixNano\x12\x17\n" +
 	"\apod_uid\x18\x04 \x01(\tR\x06podUid\x12+\n" +
-	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\xda\x13\n" +
+	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\xbb\x14\n" +
 	"\x05Event\x12=\n" +
 	"\fpod_accepted\x18\x01 \x01(\v2\x18.actorlet.v1.PodAcceptedH\x00R\vpodAccepted\x12=\n" +
 	"\fpod_rejected\x18\x02 \x01(\v2\x18.actorlet.v1.PodRejectedH\x00R\vpodRejected\x12=\n" +
@@ -4280,10 +4387,17 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x11container_resized\x18\x1d \x01(\v2\x1d.actorlet.v1.ContainerResizedH\x00R\x10containerResized\x12\\\n" +
 	"\x17container_resize_failed\x18\x1e \x01(\v2\".actorlet.v1.ContainerResizeFailedH\x00R\x15containerResizeFailed\x12h\n" +
 	"\x1bcontainer_resize_restarting\x18\x1f \x01(\v2&.actorlet.v1.ContainerResizeRestartingH\x00R\x19containerResizeRestarting\x12S\n" +
-	"\x14pod_resize_completed\x18  \x01(\v2\x1f.actorlet.v1.PodResizeCompletedH\x00R\x12podResizeCompleted\x12C\n" +
+	"\x14pod_resize_completed\x18  \x01(\v2\x1f.actorlet.v1.PodResizeCompletedH\x00R\x12podResizeCompleted\x12_\n" +
+	"\x18container_stop_requested\x18! \x01(\v2#.actorlet.v1.ContainerStopRequestedH\x00R\x16containerStopRequested\x12C\n" +
 	"\x0ehook_requested\x18( \x01(\v2\x1a.actorlet.v1.HookRequestedH\x00R\rhookRequested\x12=\n" +
 	"\fhook_decided\x18) \x01(\v2\x18.actorlet.v1.HookDecidedH\x00R\vhookDecidedB\x06\n" +
-	"\x04kind\"a\n" +
+	"\x04kind\"\xaf\x01\n" +
+	"\x16ContainerStopRequested\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aattempt\x18\x02 \x01(\rR\aattempt\x12!\n" +
+	"\fcontainer_id\x18\x03 \x01(\tR\vcontainerId\x12,\n" +
+	"\x12grace_period_nanos\x18\x04 \x01(\x03R\x10gracePeriodNanos\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"a\n" +
 	"\vPodAccepted\x12\x19\n" +
 	"\bpod_json\x18\x01 \x01(\fR\apodJson\x12\x1f\n" +
 	"\vspec_digest\x18\x02 \x01(\tR\n" +
@@ -4547,7 +4661,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x12retry_at_unix_nano\x18\b \x01(\x03R\x0fretryAtUnixNano\x12\x1a\n" +
 	"\bfailures\x18\t \x01(\rR\bfailures\x12#\n" +
 	"\rcreated_epoch\x18\n" +
-	" \x01(\x04R\fcreatedEpoch\"\xd4\a\n" +
+	" \x01(\x04R\fcreatedEpoch\"\x80\b\n" +
 	"\x0fContainerRecord\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x0e\n" +
@@ -4576,7 +4690,8 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"killReason\x12!\n" +
 	"\fkill_message\x18\x18 \x01(\tR\vkillMessage\x120\n" +
 	"\aapplied\x18\x19 \x01(\v2\x16.actorlet.v1.ResourcesR\aapplied\x12#\n" +
-	"\rcreated_epoch\x18\x1a \x01(\x04R\fcreatedEpoch\"\xe3\x01\n" +
+	"\rcreated_epoch\x18\x1a \x01(\x04R\fcreatedEpoch\x12*\n" +
+	"\x11stop_requested_id\x18\x1b \x01(\tR\x0fstopRequestedId\"\xe3\x01\n" +
 	"\vTermination\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x1b\n" +
 	"\texit_code\x18\x02 \x01(\x05R\bexitCode\x12\x16\n" +
@@ -4618,7 +4733,7 @@ func file_actorlet_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_actorlet_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_actorlet_v1_events_proto_goTypes = []any{
 	(ProbeKind)(0),                    // 0: actorlet.v1.ProbeKind
 	(SandboxPhase)(0),                 // 1: actorlet.v1.SandboxPhase
@@ -4626,106 +4741,108 @@ var file_actorlet_v1_events_proto_goTypes = []any{
 	(*Envelope)(nil),                  // 3: actorlet.v1.Envelope
 	(*Snapshot)(nil),                  // 4: actorlet.v1.Snapshot
 	(*Event)(nil),                     // 5: actorlet.v1.Event
-	(*PodAccepted)(nil),               // 6: actorlet.v1.PodAccepted
-	(*PodRejected)(nil),               // 7: actorlet.v1.PodRejected
-	(*ImagePulled)(nil),               // 8: actorlet.v1.ImagePulled
-	(*ImagePullFailed)(nil),           // 9: actorlet.v1.ImagePullFailed
-	(*SandboxRequested)(nil),          // 10: actorlet.v1.SandboxRequested
-	(*SandboxCreated)(nil),            // 11: actorlet.v1.SandboxCreated
-	(*SandboxFailed)(nil),             // 12: actorlet.v1.SandboxFailed
-	(*SandboxLost)(nil),               // 13: actorlet.v1.SandboxLost
-	(*ContainerRequested)(nil),        // 14: actorlet.v1.ContainerRequested
-	(*ContainerCreated)(nil),          // 15: actorlet.v1.ContainerCreated
-	(*ContainerFailed)(nil),           // 16: actorlet.v1.ContainerFailed
-	(*ContainerStarted)(nil),          // 17: actorlet.v1.ContainerStarted
-	(*ContainerExited)(nil),           // 18: actorlet.v1.ContainerExited
-	(*BackOffStarted)(nil),            // 19: actorlet.v1.BackOffStarted
-	(*ContainerRemoved)(nil),          // 20: actorlet.v1.ContainerRemoved
-	(*PodTerminating)(nil),            // 21: actorlet.v1.PodTerminating
-	(*ActiveDeadlineExceeded)(nil),    // 22: actorlet.v1.ActiveDeadlineExceeded
-	(*ProbeChanged)(nil),              // 23: actorlet.v1.ProbeChanged
-	(*HookFailed)(nil),                // 24: actorlet.v1.HookFailed
-	(*HookRequested)(nil),             // 25: actorlet.v1.HookRequested
-	(*HookDecided)(nil),               // 26: actorlet.v1.HookDecided
-	(*PodInitialized)(nil),            // 27: actorlet.v1.PodInitialized
-	(*PodEvicted)(nil),                // 28: actorlet.v1.PodEvicted
-	(*PodUpdated)(nil),                // 29: actorlet.v1.PodUpdated
-	(*PodResizePending)(nil),          // 30: actorlet.v1.PodResizePending
-	(*PodResizeAllocated)(nil),        // 31: actorlet.v1.PodResizeAllocated
-	(*ContainerResized)(nil),          // 32: actorlet.v1.ContainerResized
-	(*ContainerResizeFailed)(nil),     // 33: actorlet.v1.ContainerResizeFailed
-	(*ContainerResizeRestarting)(nil), // 34: actorlet.v1.ContainerResizeRestarting
-	(*PodResizeCompleted)(nil),        // 35: actorlet.v1.PodResizeCompleted
-	(*Resources)(nil),                 // 36: actorlet.v1.Resources
-	(*SandboxStopped)(nil),            // 37: actorlet.v1.SandboxStopped
-	(*SandboxRemoved)(nil),            // 38: actorlet.v1.SandboxRemoved
-	(*PodTerminated)(nil),             // 39: actorlet.v1.PodTerminated
-	(*PodRemoved)(nil),                // 40: actorlet.v1.PodRemoved
-	(*PodState)(nil),                  // 41: actorlet.v1.PodState
-	(*StageHookRecord)(nil),           // 42: actorlet.v1.StageHookRecord
-	(*SandboxRecord)(nil),             // 43: actorlet.v1.SandboxRecord
-	(*ContainerRecord)(nil),           // 44: actorlet.v1.ContainerRecord
-	(*Termination)(nil),               // 45: actorlet.v1.Termination
-	nil,                               // 46: actorlet.v1.PodState.ContainersEntry
-	nil,                               // 47: actorlet.v1.PodState.StageHooksEntry
-	nil,                               // 48: actorlet.v1.PodState.AllocatedEntry
+	(*ContainerStopRequested)(nil),    // 6: actorlet.v1.ContainerStopRequested
+	(*PodAccepted)(nil),               // 7: actorlet.v1.PodAccepted
+	(*PodRejected)(nil),               // 8: actorlet.v1.PodRejected
+	(*ImagePulled)(nil),               // 9: actorlet.v1.ImagePulled
+	(*ImagePullFailed)(nil),           // 10: actorlet.v1.ImagePullFailed
+	(*SandboxRequested)(nil),          // 11: actorlet.v1.SandboxRequested
+	(*SandboxCreated)(nil),            // 12: actorlet.v1.SandboxCreated
+	(*SandboxFailed)(nil),             // 13: actorlet.v1.SandboxFailed
+	(*SandboxLost)(nil),               // 14: actorlet.v1.SandboxLost
+	(*ContainerRequested)(nil),        // 15: actorlet.v1.ContainerRequested
+	(*ContainerCreated)(nil),          // 16: actorlet.v1.ContainerCreated
+	(*ContainerFailed)(nil),           // 17: actorlet.v1.ContainerFailed
+	(*ContainerStarted)(nil),          // 18: actorlet.v1.ContainerStarted
+	(*ContainerExited)(nil),           // 19: actorlet.v1.ContainerExited
+	(*BackOffStarted)(nil),            // 20: actorlet.v1.BackOffStarted
+	(*ContainerRemoved)(nil),          // 21: actorlet.v1.ContainerRemoved
+	(*PodTerminating)(nil),            // 22: actorlet.v1.PodTerminating
+	(*ActiveDeadlineExceeded)(nil),    // 23: actorlet.v1.ActiveDeadlineExceeded
+	(*ProbeChanged)(nil),              // 24: actorlet.v1.ProbeChanged
+	(*HookFailed)(nil),                // 25: actorlet.v1.HookFailed
+	(*HookRequested)(nil),             // 26: actorlet.v1.HookRequested
+	(*HookDecided)(nil),               // 27: actorlet.v1.HookDecided
+	(*PodInitialized)(nil),            // 28: actorlet.v1.PodInitialized
+	(*PodEvicted)(nil),                // 29: actorlet.v1.PodEvicted
+	(*PodUpdated)(nil),                // 30: actorlet.v1.PodUpdated
+	(*PodResizePending)(nil),          // 31: actorlet.v1.PodResizePending
+	(*PodResizeAllocated)(nil),        // 32: actorlet.v1.PodResizeAllocated
+	(*ContainerResized)(nil),          // 33: actorlet.v1.ContainerResized
+	(*ContainerResizeFailed)(nil),     // 34: actorlet.v1.ContainerResizeFailed
+	(*ContainerResizeRestarting)(nil), // 35: actorlet.v1.ContainerResizeRestarting
+	(*PodResizeCompleted)(nil),        // 36: actorlet.v1.PodResizeCompleted
+	(*Resources)(nil),                 // 37: actorlet.v1.Resources
+	(*SandboxStopped)(nil),            // 38: actorlet.v1.SandboxStopped
+	(*SandboxRemoved)(nil),            // 39: actorlet.v1.SandboxRemoved
+	(*PodTerminated)(nil),             // 40: actorlet.v1.PodTerminated
+	(*PodRemoved)(nil),                // 41: actorlet.v1.PodRemoved
+	(*PodState)(nil),                  // 42: actorlet.v1.PodState
+	(*StageHookRecord)(nil),           // 43: actorlet.v1.StageHookRecord
+	(*SandboxRecord)(nil),             // 44: actorlet.v1.SandboxRecord
+	(*ContainerRecord)(nil),           // 45: actorlet.v1.ContainerRecord
+	(*Termination)(nil),               // 46: actorlet.v1.Termination
+	nil,                               // 47: actorlet.v1.PodState.ContainersEntry
+	nil,                               // 48: actorlet.v1.PodState.StageHooksEntry
+	nil,                               // 49: actorlet.v1.PodState.AllocatedEntry
 }
 var file_actorlet_v1_events_proto_depIdxs = []int32{
 	5,  // 0: actorlet.v1.Envelope.event:type_name -> actorlet.v1.Event
-	41, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
-	6,  // 2: actorlet.v1.Event.pod_accepted:type_name -> actorlet.v1.PodAccepted
-	7,  // 3: actorlet.v1.Event.pod_rejected:type_name -> actorlet.v1.PodRejected
-	8,  // 4: actorlet.v1.Event.image_pulled:type_name -> actorlet.v1.ImagePulled
-	9,  // 5: actorlet.v1.Event.image_pull_failed:type_name -> actorlet.v1.ImagePullFailed
-	10, // 6: actorlet.v1.Event.sandbox_requested:type_name -> actorlet.v1.SandboxRequested
-	11, // 7: actorlet.v1.Event.sandbox_created:type_name -> actorlet.v1.SandboxCreated
-	12, // 8: actorlet.v1.Event.sandbox_failed:type_name -> actorlet.v1.SandboxFailed
-	14, // 9: actorlet.v1.Event.container_requested:type_name -> actorlet.v1.ContainerRequested
-	15, // 10: actorlet.v1.Event.container_created:type_name -> actorlet.v1.ContainerCreated
-	16, // 11: actorlet.v1.Event.container_failed:type_name -> actorlet.v1.ContainerFailed
-	17, // 12: actorlet.v1.Event.container_started:type_name -> actorlet.v1.ContainerStarted
-	18, // 13: actorlet.v1.Event.container_exited:type_name -> actorlet.v1.ContainerExited
-	19, // 14: actorlet.v1.Event.back_off_started:type_name -> actorlet.v1.BackOffStarted
-	21, // 15: actorlet.v1.Event.pod_terminating:type_name -> actorlet.v1.PodTerminating
-	37, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
-	38, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
-	39, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
-	40, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
-	20, // 20: actorlet.v1.Event.container_removed:type_name -> actorlet.v1.ContainerRemoved
-	13, // 21: actorlet.v1.Event.sandbox_lost:type_name -> actorlet.v1.SandboxLost
-	22, // 22: actorlet.v1.Event.active_deadline_exceeded:type_name -> actorlet.v1.ActiveDeadlineExceeded
-	23, // 23: actorlet.v1.Event.probe_changed:type_name -> actorlet.v1.ProbeChanged
-	24, // 24: actorlet.v1.Event.hook_failed:type_name -> actorlet.v1.HookFailed
-	27, // 25: actorlet.v1.Event.pod_initialized:type_name -> actorlet.v1.PodInitialized
-	28, // 26: actorlet.v1.Event.pod_evicted:type_name -> actorlet.v1.PodEvicted
-	29, // 27: actorlet.v1.Event.pod_updated:type_name -> actorlet.v1.PodUpdated
-	30, // 28: actorlet.v1.Event.pod_resize_pending:type_name -> actorlet.v1.PodResizePending
-	31, // 29: actorlet.v1.Event.pod_resize_allocated:type_name -> actorlet.v1.PodResizeAllocated
-	32, // 30: actorlet.v1.Event.container_resized:type_name -> actorlet.v1.ContainerResized
-	33, // 31: actorlet.v1.Event.container_resize_failed:type_name -> actorlet.v1.ContainerResizeFailed
-	34, // 32: actorlet.v1.Event.container_resize_restarting:type_name -> actorlet.v1.ContainerResizeRestarting
-	35, // 33: actorlet.v1.Event.pod_resize_completed:type_name -> actorlet.v1.PodResizeCompleted
-	25, // 34: actorlet.v1.Event.hook_requested:type_name -> actorlet.v1.HookRequested
-	26, // 35: actorlet.v1.Event.hook_decided:type_name -> actorlet.v1.HookDecided
-	0,  // 36: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
-	43, // 37: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
-	43, // 38: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
-	46, // 39: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
-	47, // 40: actorlet.v1.PodState.stage_hooks:type_name -> actorlet.v1.PodState.StageHooksEntry
-	48, // 41: actorlet.v1.PodState.allocated:type_name -> actorlet.v1.PodState.AllocatedEntry
-	36, // 42: actorlet.v1.PodState.allocated_pod_resources:type_name -> actorlet.v1.Resources
-	1,  // 43: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
-	2,  // 44: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
-	45, // 45: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
-	36, // 46: actorlet.v1.ContainerRecord.applied:type_name -> actorlet.v1.Resources
-	44, // 47: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
-	42, // 48: actorlet.v1.PodState.StageHooksEntry.value:type_name -> actorlet.v1.StageHookRecord
-	36, // 49: actorlet.v1.PodState.AllocatedEntry.value:type_name -> actorlet.v1.Resources
-	50, // [50:50] is the sub-list for method output_type
-	50, // [50:50] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	42, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
+	7,  // 2: actorlet.v1.Event.pod_accepted:type_name -> actorlet.v1.PodAccepted
+	8,  // 3: actorlet.v1.Event.pod_rejected:type_name -> actorlet.v1.PodRejected
+	9,  // 4: actorlet.v1.Event.image_pulled:type_name -> actorlet.v1.ImagePulled
+	10, // 5: actorlet.v1.Event.image_pull_failed:type_name -> actorlet.v1.ImagePullFailed
+	11, // 6: actorlet.v1.Event.sandbox_requested:type_name -> actorlet.v1.SandboxRequested
+	12, // 7: actorlet.v1.Event.sandbox_created:type_name -> actorlet.v1.SandboxCreated
+	13, // 8: actorlet.v1.Event.sandbox_failed:type_name -> actorlet.v1.SandboxFailed
+	15, // 9: actorlet.v1.Event.container_requested:type_name -> actorlet.v1.ContainerRequested
+	16, // 10: actorlet.v1.Event.container_created:type_name -> actorlet.v1.ContainerCreated
+	17, // 11: actorlet.v1.Event.container_failed:type_name -> actorlet.v1.ContainerFailed
+	18, // 12: actorlet.v1.Event.container_started:type_name -> actorlet.v1.ContainerStarted
+	19, // 13: actorlet.v1.Event.container_exited:type_name -> actorlet.v1.ContainerExited
+	20, // 14: actorlet.v1.Event.back_off_started:type_name -> actorlet.v1.BackOffStarted
+	22, // 15: actorlet.v1.Event.pod_terminating:type_name -> actorlet.v1.PodTerminating
+	38, // 16: actorlet.v1.Event.sandbox_stopped:type_name -> actorlet.v1.SandboxStopped
+	39, // 17: actorlet.v1.Event.sandbox_removed:type_name -> actorlet.v1.SandboxRemoved
+	40, // 18: actorlet.v1.Event.pod_terminated:type_name -> actorlet.v1.PodTerminated
+	41, // 19: actorlet.v1.Event.pod_removed:type_name -> actorlet.v1.PodRemoved
+	21, // 20: actorlet.v1.Event.container_removed:type_name -> actorlet.v1.ContainerRemoved
+	14, // 21: actorlet.v1.Event.sandbox_lost:type_name -> actorlet.v1.SandboxLost
+	23, // 22: actorlet.v1.Event.active_deadline_exceeded:type_name -> actorlet.v1.ActiveDeadlineExceeded
+	24, // 23: actorlet.v1.Event.probe_changed:type_name -> actorlet.v1.ProbeChanged
+	25, // 24: actorlet.v1.Event.hook_failed:type_name -> actorlet.v1.HookFailed
+	28, // 25: actorlet.v1.Event.pod_initialized:type_name -> actorlet.v1.PodInitialized
+	29, // 26: actorlet.v1.Event.pod_evicted:type_name -> actorlet.v1.PodEvicted
+	30, // 27: actorlet.v1.Event.pod_updated:type_name -> actorlet.v1.PodUpdated
+	31, // 28: actorlet.v1.Event.pod_resize_pending:type_name -> actorlet.v1.PodResizePending
+	32, // 29: actorlet.v1.Event.pod_resize_allocated:type_name -> actorlet.v1.PodResizeAllocated
+	33, // 30: actorlet.v1.Event.container_resized:type_name -> actorlet.v1.ContainerResized
+	34, // 31: actorlet.v1.Event.container_resize_failed:type_name -> actorlet.v1.ContainerResizeFailed
+	35, // 32: actorlet.v1.Event.container_resize_restarting:type_name -> actorlet.v1.ContainerResizeRestarting
+	36, // 33: actorlet.v1.Event.pod_resize_completed:type_name -> actorlet.v1.PodResizeCompleted
+	6,  // 34: actorlet.v1.Event.container_stop_requested:type_name -> actorlet.v1.ContainerStopRequested
+	26, // 35: actorlet.v1.Event.hook_requested:type_name -> actorlet.v1.HookRequested
+	27, // 36: actorlet.v1.Event.hook_decided:type_name -> actorlet.v1.HookDecided
+	0,  // 37: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
+	44, // 38: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
+	44, // 39: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
+	47, // 40: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
+	48, // 41: actorlet.v1.PodState.stage_hooks:type_name -> actorlet.v1.PodState.StageHooksEntry
+	49, // 42: actorlet.v1.PodState.allocated:type_name -> actorlet.v1.PodState.AllocatedEntry
+	37, // 43: actorlet.v1.PodState.allocated_pod_resources:type_name -> actorlet.v1.Resources
+	1,  // 44: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
+	2,  // 45: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
+	46, // 46: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
+	37, // 47: actorlet.v1.ContainerRecord.applied:type_name -> actorlet.v1.Resources
+	45, // 48: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
+	43, // 49: actorlet.v1.PodState.StageHooksEntry.value:type_name -> actorlet.v1.StageHookRecord
+	37, // 50: actorlet.v1.PodState.AllocatedEntry.value:type_name -> actorlet.v1.Resources
+	51, // [51:51] is the sub-list for method output_type
+	51, // [51:51] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_actorlet_v1_events_proto_init() }
@@ -4766,6 +4883,7 @@ func file_actorlet_v1_events_proto_init() {
 		(*Event_ContainerResizeFailed)(nil),
 		(*Event_ContainerResizeRestarting)(nil),
 		(*Event_PodResizeCompleted)(nil),
+		(*Event_ContainerStopRequested)(nil),
 		(*Event_HookRequested)(nil),
 		(*Event_HookDecided)(nil),
 	}
@@ -4775,7 +4893,7 @@ func file_actorlet_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actorlet_v1_events_proto_rawDesc), len(file_actorlet_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   46,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
