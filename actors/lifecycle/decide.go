@@ -16,12 +16,15 @@ import (
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
-// Input is what a pod reacts to: *pb.PodDesired, *pb.PodUndesired,
-// *pb.RuntimeObserved, *pb.Tick, *pb.ProbeResult, *pb.PodEvict or
-// *pb.EffectResult. EffectResults carry
-// only definitive outcomes: the caller retries transient failures of an
-// effect itself.
-type Input = proto.Message
+// Input is what a pod reacts to, a closed set: *pb.PodDesired,
+// *pb.PodUndesired, *pb.RuntimeObserved, *pb.Tick, *pb.ProbeResult,
+// *pb.PodEvict or *pb.EffectResult (no other type implements it).
+// EffectResults carry only definitive outcomes: the caller retries
+// transient failures of an effect itself.
+type Input interface {
+	proto.Message
+	pb.LifecycleInput
+}
 
 // Decision is the outcome of Decide.
 type Decision struct {
