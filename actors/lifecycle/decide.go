@@ -350,9 +350,10 @@ func (d *decider) podRef() string {
 func (d *decider) restartWanted(r *pb.ContainerRecord) bool { return restartWanted(d.s, r) }
 
 // restartWanted reports whether the exited container r is restarted: an
-// ephemeral container never is; a sidecar always is; a regular init container is when it failed and the
-// pod's restartPolicy is not Never; an app container as the pod's
-// restartPolicy says. A pod past its active deadline restarts nothing.
+// ephemeral container never is; a sidecar always is; a regular init
+// container that succeeded is done, one that failed is restarted as its own
+// restart rules and policy or the pod's say (containerShouldRestart); an
+// app container likewise. A pod past its active deadline restarts nothing.
 func restartWanted(s *State, r *pb.ContainerRecord) bool {
 	if s.Pod == nil || s.P.DeadlineExceeded || s.ephemeralSpec(r.Name) != nil {
 		return false // an ephemeral container is never restarted
@@ -364,20 +365,13 @@ func restartWanted(s *State, r *pb.ContainerRecord) bool {
 		switch {
 		case isSidecar(c):
 			return true
-		case s.Pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
+		case r.ExitCode == 0:
 			return false
 		default:
-			return r.ExitCode != 0
+			return containerShouldRestart(c, &s.Pod.Spec, r.ExitCode)
 		}
 	}
-	switch s.Pod.Spec.RestartPolicy {
-	case corev1.RestartPolicyNever:
-		return false
-	case corev1.RestartPolicyOnFailure:
-		return r.ExitCode != 0
-	default:
-		return true
-	}
+	return containerShouldRestart(s.specContainer(r.Name), &s.Pod.Spec, r.ExitCode)
 }
 
 func (d *decider) result(res *pb.EffectResult) {

@@ -298,8 +298,12 @@ func computePhase(s *State, now time.Time) corev1.PodPhase {
 	if !Initialized(s) {
 		return corev1.PodPending
 	}
-	var waiting, running, stopped, succeeded int
-	for _, c := range s.Pod.Spec.Containers {
+	// As the kubelet's getPhase with container restart rules: a pod whose
+	// containers all stopped runs on while any of them is to be restarted
+	// (by its own rules and policy, or the pod's).
+	var waiting, running, stopped, succeeded, final int
+	for i := range s.Pod.Spec.Containers {
+		c := &s.Pod.Spec.Containers[i]
 		r := p.Containers[c.Name]
 		switch {
 		case r == nil:
@@ -313,8 +317,14 @@ func computePhase(s *State, now time.Time) corev1.PodPhase {
 			if r.ExitCode == 0 {
 				succeeded++
 			}
+			if !containerShouldRestart(c, &s.Pod.Spec, r.ExitCode) {
+				final++
+			}
 		case r.LastTermination != nil:
 			stopped++
+			if !containerShouldRestart(c, &s.Pod.Spec, r.LastTermination.ExitCode) {
+				final++
+			}
 		default:
 			waiting++
 		}
@@ -326,14 +336,12 @@ func computePhase(s *State, now time.Time) corev1.PodPhase {
 		return corev1.PodRunning
 	case stopped > 0:
 		switch {
-		case s.Pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || s.Pod.Spec.RestartPolicy == "":
-			return corev1.PodRunning
+		case stopped != final:
+			return corev1.PodRunning // some are to be restarted
 		case stopped == succeeded:
 			return corev1.PodSucceeded
-		case s.Pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
-			return corev1.PodFailed
 		default:
-			return corev1.PodRunning
+			return corev1.PodFailed
 		}
 	}
 	return corev1.PodPending
