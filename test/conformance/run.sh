@@ -51,7 +51,7 @@ STATE=$CLUSTER_PREFIX/conformance # the node's files, pid, logs
 # FOCUS=small: a few specs (a pod's host IP, termination messages, emptyDir
 # modes, an exec liveness probe): the harness's smoke test, a few minutes.
 SMALL_FOCUS='Pods should get a host IP|Container Runtime blackbox test on terminated container should report termination message if TerminationMessagePath is set|EmptyDir volumes should support \(non-root,0644,tmpfs\)|EmptyDir volumes volume on default medium should have the correct mode|Probing container should be restarted with a exec "cat /tmp/health" liveness probe'
-# FOCUS=ci: what .ci/run runs on every submission (29 specs, about 3 minutes
+# FOCUS=ci: what .ci/run runs on every submission (34 specs, about 3 minutes
 # with PROCS=2), test/e2e/common [NodeConformance] specs that pass against
 # actorlet: logs and termination messages of finished containers, emptyDir,
 # secret, configMap and downward API volumes, liveness, readiness and startup
@@ -93,6 +93,12 @@ CI_SPECS=(
   # ephemeral containers
   'Ephemeral Containers will start an ephemeral container in an existing pod'
   'Ephemeral Containers should update the ephemeral containers in an existing pod'
+  # container restart rules (beta)
+  'Container Restart Rules should restart container on rule match'
+  'Container Restart Rules should not restart container on rule mismatch, container restart policy Never'
+  'Container Restart Rules should restart container on container-level restart policy Never'
+  'Container Restart Rules should restart container on container-level restart policy Always'
+  'Container Restart Rules should restart container on pod-level restart policy Always when no container-level restart policy'
   # in-place resize of CPU and memory
   'Pod InPlace Resize Container guaranteed pods with multiple containers 3 containers - increase cpu & mem on c1, c2, decrease cpu & mem on c3 - net increase'
   'Pod InPlace Resize Container guaranteed pods with multiple containers 3 containers - increase cpu & mem on c1, decrease cpu & mem on c2, c3 - net decrease'
