@@ -98,26 +98,9 @@ func (h *driverHarness) run(d *datadriven.TestData) (string, error) {
 	case "done", "fail":
 		// done key=K [id=.. ip=.. ref=..]: the effect K succeeded;
 		// fail key=K [transient] [reason=..]: it failed.
-		res := &pb.EffectResult{Failed: d.Cmd == "fail"}
-		transient := false
-		for _, a := range d.CmdArgs {
-			v := strings.Join(a.Vals, ",")
-			switch a.Key {
-			case "key":
-				res.Key = v
-			case "id":
-				res.Id = v
-			case "ip":
-				res.Ip = v
-			case "ref":
-				res.ImageRef = v
-			case "reason":
-				res.Reason = v
-			case "transient":
-				transient = true
-			default:
-				return "", fmt.Errorf("unknown arg %q", a.Key)
-			}
+		res, transient, err := parseResult(d, d.Cmd == "fail")
+		if err != nil {
+			return "", err
 		}
 		e, ok := h.running[res.Key]
 		if !ok {
@@ -125,7 +108,6 @@ func (h *driverHarness) run(d *datadriven.TestData) (string, error) {
 		}
 		res.Epoch = h.epoch
 		delete(h.running, res.Key)
-		var err error
 		if res.Failed {
 			err = errors.New("failed: " + res.Reason)
 		}

@@ -138,32 +138,12 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		}
 		return h.decide(&pb.Tick{}), nil
 	case "result", "fail":
-		res := &pb.EffectResult{Failed: d.Cmd == "fail"}
-		for _, a := range d.CmdArgs {
-			v := strings.Join(a.Vals, ",")
-			switch a.Key {
-			case "key":
-				res.Key = v
-			case "id":
-				res.Id = v
-			case "ip":
-				res.Ip = v
-			case "ref":
-				res.ImageRef = v
-			case "reason":
-				res.Reason = v
-			case "msg":
-				res.Message = v
-			case "exit":
-				n, _ := strconv.Atoi(v)
-				res.ExitCode = int32(n)
-			case "exit-reason":
-				res.ExitReason = v
-			case "hook-error":
-				res.HookError = v
-			default:
-				return "", fmt.Errorf("unknown arg %q", a.Key)
-			}
+		res, transient, err := parseResult(d, d.Cmd == "fail")
+		if err != nil {
+			return "", err
+		}
+		if transient {
+			return "", fmt.Errorf("transient failures never reach the core (the Driver retries them)")
 		}
 		res.Epoch = h.epoch
 		return h.decide(res), nil
@@ -262,6 +242,41 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 	default:
 		return "", fmt.Errorf("unknown command %q", d.Cmd)
 	}
+}
+
+// parseResult reads an effect's outcome: key=K [id= ip= ref= reason= msg=
+// exit= exit-reason= hook-error=] [transient] (a failure only retried).
+func parseResult(d *datadriven.TestData, failed bool) (res *pb.EffectResult, transient bool, err error) {
+	res = &pb.EffectResult{Failed: failed}
+	for _, a := range d.CmdArgs {
+		v := strings.Join(a.Vals, ",")
+		switch a.Key {
+		case "key":
+			res.Key = v
+		case "id":
+			res.Id = v
+		case "ip":
+			res.Ip = v
+		case "ref":
+			res.ImageRef = v
+		case "reason":
+			res.Reason = v
+		case "msg":
+			res.Message = v
+		case "exit":
+			n, _ := strconv.Atoi(v)
+			res.ExitCode = int32(n)
+		case "exit-reason":
+			res.ExitReason = v
+		case "hook-error":
+			res.HookError = v
+		case "transient":
+			transient = true
+		default:
+			return nil, false, fmt.Errorf("unknown arg %q", a.Key)
+		}
+	}
+	return res, transient, nil
 }
 
 func (h *harness) decide(in lifecycle.Input) string {
