@@ -103,16 +103,7 @@ func (d *decider) planEphemeralContainer(fx *effects, ec *corev1.EphemeralContai
 	if _, ok := d.ephemeralTarget(ec); !ok {
 		return
 	}
-	next := d.nextContainerAttempt(r)
-	if r.PulledAttempt != next {
-		fx.add(PullImage{Container: r.Name, Attempt: next, Image: ec.Image, Policy: ec.ImagePullPolicy})
-		return
-	}
-	if !d.hookGate(fx, StageBeforeStart, r.Name, next, time.Time{}) {
-		return
-	}
-	d.emit(&pb.Event{Kind: &pb.Event_ContainerRequested{ContainerRequested: &pb.ContainerRequested{
-		Name: r.Name, Attempt: next}}})
+	d.requestNextAttempt(fx, r, ec.Image, ec.ImagePullPolicy)
 }
 
 // ephemeralTarget is the current container ID of ec's targetContainerName

@@ -137,9 +137,16 @@ func (d *decider) planContainer(fx *effects, spec *corev1.Container, sb *pb.Sand
 		fx.wakeAt(until)
 		return
 	}
+	d.requestNextAttempt(fx, r, spec.Image, spec.ImagePullPolicy)
+}
+
+// requestNextAttempt moves r's container to its next attempt: its image is
+// pulled first if need be, then the BeforeStart hooks are asked, then the
+// attempt's intent (ContainerRequested) is journaled.
+func (d *decider) requestNextAttempt(fx *effects, r *pb.ContainerRecord, image string, policy corev1.PullPolicy) {
 	next := d.nextContainerAttempt(r)
 	if r.PulledAttempt != next {
-		fx.add(PullImage{Container: r.Name, Attempt: next, Image: spec.Image, Policy: spec.ImagePullPolicy})
+		fx.add(PullImage{Container: r.Name, Attempt: next, Image: image, Policy: policy})
 		return
 	}
 	if !d.hookGate(fx, StageBeforeStart, r.Name, next, time.Time{}) {
