@@ -1,0 +1,261 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// fleetReport is what `actorlet fleet --status-address` serves at /nodes.
+type fleetReport struct {
+	Nodes []struct {
+		Name                                 string
+		Bound, Active, Sandboxes, Containers int
+		Error                                string
+	}
+	Sandboxes, Containers, Active int
+}
+
+// TestClusterFleet runs `actorlet fleet --nodes 50` against the control
+// plane: 50 nodes in one process register as system:node:<name>, each
+// Ready with its Lease renewed; 1,000 pods bound by kube-scheduler to them
+// all run; deleted, they are gone from the API and from the nodes'
+// runtimes; the fleet stops on SIGTERM and the Nodes are deleted. The
+// durations and the process's CPU and memory are logged, not asserted.
+func TestClusterFleet(t *testing.T) {
+	c := needCluster(t)
+	if os.Getenv("ACTORLET_CLUSTER_CONTROLLERS") == "" {
+		if os.Getenv("ACTORLET_E2E_REQUIRE_CLUSTER") != "" {
+			t.Fatal("the cluster runs no kube-scheduler and kube-controller-manager (ACTORLET_CLUSTER_CONTROLLERS unset)")
+		}
+		t.Skip("the cluster runs no kube-scheduler and kube-controller-manager")
+	}
+	const (
+		nodes     = 50
+		pods      = 1000
+		namespace = "fleet-e2e"
+		label     = "actorlet.test/fleet"
+	)
+	ctx := context.Background()
+	names := make([]string, nodes)
+	for i := range names {
+		names[i] = fmt.Sprintf("fleet-%02d", i)
+	}
+	deleteNodes := func() {
+		for _, n := range names {
+			_ = c.admin.CoreV1().Nodes().Delete(ctx, n, metav1.DeleteOptions{})
+			_ = c.admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, n, metav1.DeleteOptions{})
+		}
+	}
+	t.Cleanup(func() {
+		_ = c.admin.CoreV1().Namespaces().Delete(ctx, namespace, metav1.DeleteOptions{})
+		deleteNodes()
+	})
+	if _, err := c.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+
+	status := "127.0.0.1:" + freePort(t)
+	start := time.Now()
+	fleet := startProc(t, "actorlet fleet", "fleet", "--kubeconfig", os.Getenv("ACTORLET_ADMIN_KUBECONFIG"),
+		"--nodes", strconv.Itoa(nodes), "--journal", "memory", "--status-address", status,
+		"--node-labels", label+"=e2e", "--max-pods", "110", "--cpu", "8", "--memory", "32Gi",
+		"--node-lease-duration-seconds", "20")
+	fleet.waitLog("the fleet is running")
+	started := time.Since(start)
+	nodesList := func() []corev1.Node {
+		l, err := c.admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: label + "=e2e"})
+		if err != nil {
+			return nil
+		}
+		return l.Items
+	}
+	waitWithin(t, 3*time.Minute, "50 fleet nodes Ready", func() (bool, string) {
+		ready := 0
+		for _, n := range nodesList() {
+			if st, _ := nodeReady(&n); st == corev1.ConditionTrue {
+				ready++
+			}
+		}
+		return ready == nodes, fmt.Sprintf("%d Ready", ready)
+	})
+	ready := time.Since(start)
+	for _, n := range nodesList() {
+		if n.Status.Capacity.Cpu().String() != "8" || n.Status.Capacity.Memory().String() != "32Gi" || n.Status.Capacity.Pods().Value() != 110 {
+			t.Fatalf("%s's capacity %v, want cpu 8, memory 32Gi, pods 110", n.Name, n.Status.Capacity)
+		}
+	}
+	first := map[string]time.Time{}
+	for _, n := range names {
+		l, err := c.admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, n, metav1.GetOptions{})
+		if err != nil || l.Spec.RenewTime == nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != n {
+			t.Fatalf("%s's lease: %v %v", n, leaseSpec(l), err)
+		}
+		first[n] = l.Spec.RenewTime.Time
+	}
+
+	// 1,000 pods, bound by kube-scheduler to the fleet's nodes only.
+	podsStart := time.Now()
+	create := make(chan int)
+	var wg sync.WaitGroup
+	errs := make(chan error, pods)
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range create {
+				if _, err := c.admin.CoreV1().Pods(namespace).Create(ctx, fleetPod(i, label), metav1.CreateOptions{}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for i := range pods {
+		create <- i
+	}
+	close(create)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	created := time.Since(podsStart)
+	waitWithin(t, 5*time.Minute, "1,000 pods Running on the fleet", func() (bool, string) {
+		l, err := c.admin.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		phases := map[corev1.PodPhase]int{}
+		for _, p := range l.Items {
+			phases[p.Status.Phase]++
+		}
+		return phases[corev1.PodRunning] == pods, fmt.Sprint(phases)
+	})
+	running := time.Since(podsStart)
+	r := fleetNodes(t, status)
+	if r.Active != pods || r.Sandboxes != pods || r.Containers != pods {
+		t.Fatalf("the fleet runs %d pods, %d sandboxes, %d containers; want %d each", r.Active, r.Sandboxes, r.Containers, pods)
+	}
+	for _, n := range r.Nodes {
+		if n.Bound != n.Active || n.Error != "" {
+			t.Fatalf("%s: %d pods bound, %d run (%s)", n.Name, n.Bound, n.Active, n.Error)
+		}
+	}
+	waitWithin(t, 2*time.Minute, "every fleet node's lease renewed", func() (bool, string) {
+		stale := []string{}
+		for _, n := range names {
+			l, err := c.admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, n, metav1.GetOptions{})
+			if err != nil || l.Spec.RenewTime == nil || !l.Spec.RenewTime.After(first[n]) {
+				stale = append(stale, n)
+			}
+		}
+		return len(stale) == 0, fmt.Sprintf("not renewed yet: %v", stale)
+	})
+	busy := processMetrics(t, status)
+
+	// Deleted: gone from the API and from every runtime.
+	delStart := time.Now()
+	if err := c.admin.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitWithin(t, 5*time.Minute, "the pods gone from the API and the fleet", func() (bool, string) {
+		l, err := c.admin.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		r := fleetNodes(t, status)
+		return len(l.Items) == 0 && r.Active == 0 && r.Sandboxes == 0 && r.Containers == 0,
+			fmt.Sprintf("%d in the API; the fleet runs %d, its runtimes hold %d sandboxes, %d containers", len(l.Items), r.Active, r.Sandboxes, r.Containers)
+	})
+	deleted := time.Since(delStart)
+	t.Logf("%d nodes: running %s, all Ready %s after start; %d pods created in %s, all Running %s after the first creation; deleted and gone in %s; the fleet process then: %s",
+		nodes, started.Round(time.Millisecond), ready.Round(time.Millisecond), pods, created.Round(time.Millisecond),
+		running.Round(time.Millisecond), deleted.Round(time.Millisecond), busy)
+
+	fleet.stop()
+	if code := fleet.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("the fleet exited with %d on SIGTERM:\n%s", code, tail(fleet.output(), 20))
+	}
+	if !strings.Contains(fleet.output(), `"the fleet stopped"`) {
+		t.Fatalf("the fleet did not log its stop:\n%s", tail(fleet.output(), 20))
+	}
+	deleteNodes()
+	waitFor(t, "the fleet's Nodes deleted", func() (bool, string) {
+		left := len(nodesList())
+		return left == 0, fmt.Sprintf("%d left", left)
+	})
+}
+
+// fleetPod is the i-th pod of the fleet test, for the nodes labelled
+// label=e2e.
+func fleetPod(i int, label string) *corev1.Pod {
+	grace := int64(1)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%04d", i), Labels: map[string]string{"app": "fleet"}},
+		Spec: corev1.PodSpec{
+			NodeSelector:                  map[string]string{label: "e2e"},
+			TerminationGracePeriodSeconds: &grace,
+			Containers:                    []corev1.Container{{Name: "app", Image: "example.com/app:1"}},
+		},
+	}
+}
+
+func leaseSpec(l *coordinationv1.Lease) string {
+	if l == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%+v", l.Spec)
+}
+
+// fleetNodes reads the fleet's /nodes.
+func fleetNodes(t *testing.T, addr string) fleetReport {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r fleetReport
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatalf("decode /nodes: %v", err)
+	}
+	return r
+}
+
+// processMetrics is the fleet process's CPU time and resident memory from
+// its /metrics, for the log.
+func processMetrics(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, m := range []string{"process_cpu_seconds_total ", "process_resident_memory_bytes ", "go_goroutines "} {
+			if strings.HasPrefix(line, m) {
+				out = append(out, line)
+			}
+		}
+	}
+	return strings.Join(out, ", ")
+}
