@@ -30,7 +30,8 @@ type fleetReport struct {
 }
 
 // TestClusterFleet runs `actorlet fleet --nodes 50` against the control
-// plane: 50 nodes in one process register as system:node:<name>, each
+// plane: a kubeconfig that may not impersonate nodes is refused; 50 nodes
+// in one process register as system:node:<name>, each
 // Ready with its Lease renewed; 1,000 pods bound by kube-scheduler to them
 // all run; deleted, they are gone from the API and from the nodes'
 // runtimes; the fleet stops on SIGTERM and the Nodes are deleted. The
@@ -67,6 +68,12 @@ func TestClusterFleet(t *testing.T) {
 	if _, err := c.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
 		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
+	}
+
+	// An identity that may not impersonate nodes is refused at start.
+	if _, stderr, code := runCLI(t, "fleet", "--kubeconfig", c.nodeKubeconfig("node-1"), "--nodes", "1", "--journal", "memory"); code == 0 ||
+		!strings.Contains(stderr, "cannot impersonate") {
+		t.Fatalf("a fleet as system:node:node-1 exited %d: %s", code, tail(stderr, 5))
 	}
 
 	status := "127.0.0.1:" + freePort(t)

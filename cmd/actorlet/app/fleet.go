@@ -18,8 +18,10 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
@@ -292,6 +294,23 @@ func (c *fleetClients) forNode(nc *nodeConfig) (kube, events kubernetes.Interfac
 	return kube, events, nil
 }
 
+// checkIdentity asks the API server who the node's client is
+// (SelfSubjectReview): system:node:<name> in system:nodes, or the
+// kubeconfig's identity may not impersonate nodes and the node would not
+// be one.
+func checkIdentity(ctx context.Context, kube kubernetes.Interface, name string) error {
+	want := nodeIdentity(name)
+	r, err := kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("acting as %s (the kubeconfig's identity must be allowed to impersonate nodes): %w", want.UserName, err)
+	}
+	u := r.Status.UserInfo
+	if u.Username != want.UserName || !slices.Contains(u.Groups, "system:nodes") {
+		return fmt.Errorf("the API server sees the node as %q in %v, want %s in system:nodes", u.Username, u.Groups, want.UserName)
+	}
+	return nil
+}
+
 // runFleet runs the fleet until ctx ends, then stops every node.
 func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 	if err := f.validate(fs); err != nil {
@@ -449,6 +468,9 @@ func startFleetNode(ctx context.Context, nc *nodeConfig, clients *fleetClients, 
 	capacity corev1.ResourceList, jo journal.Options, log *zap.Logger) (*fleetNode, error) {
 	kube, events, err := clients.forNode(nc)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkIdentity(ctx, kube, nc.nodeName); err != nil {
 		return nil, err
 	}
 	nlog := log.With(zap.String("node", nc.nodeName))
