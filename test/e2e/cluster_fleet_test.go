@@ -189,9 +189,10 @@ func TestClusterFleet(t *testing.T) {
 			fmt.Sprintf("%d in the API; the fleet runs %d, its runtimes hold %d sandboxes, %d containers", len(l.Items), r.Active, r.Sandboxes, r.Containers)
 	})
 	deleted := time.Since(delStart)
-	t.Logf("%d nodes: running %s, all Ready %s after start; %d pods created in %s, all Running %s after the first creation; deleted and gone in %s; the fleet process then: %s",
+	t.Logf("%d nodes: running %s, all Ready %s after start; %d pods created in %s, all Running %s after the first creation; deleted and gone in %s",
 		nodes, started.Round(time.Millisecond), ready.Round(time.Millisecond), pods, created.Round(time.Millisecond),
-		running.Round(time.Millisecond), deleted.Round(time.Millisecond), busy)
+		running.Round(time.Millisecond), deleted.Round(time.Millisecond))
+	t.Logf("the fleet process with the pods running: %s; after their deletion: %s", busy, processMetrics(t, status))
 
 	fleet.stop()
 	if code := fleet.cmd.ProcessState.ExitCode(); code != 0 {

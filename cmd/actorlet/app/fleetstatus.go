@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,7 +19,8 @@ import (
 // fleetStatus serves a fleet's --status-address: /healthz (every node
 // runs and its journal takes appends), /nodes (per node: the pods the API
 // server binds to it, the pods it runs actors for, its runtime's sandboxes
-// and containers) and /metrics (the process's, and the runtimes' counts).
+// and containers), /metrics (the process's, and the runtimes' counts) and
+// /debug/pprof/ (the process's profiles).
 // Read only; it changes nothing.
 type fleetStatus struct {
 	addr string
@@ -114,6 +116,10 @@ func serveFleetStatus(addr string, nodes []*fleetNode, shared *sharedInformers, 
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(report(r.Context(), nodes, shared))
 	})
+	// Profiles of the process, for measuring a fleet (opt-in, as the
+	// whole endpoint).
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		var errs []error
 		for _, n := range nodes {
