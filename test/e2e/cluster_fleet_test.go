@@ -61,9 +61,25 @@ func TestClusterFleet(t *testing.T) {
 			_ = c.admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, n, metav1.DeleteOptions{})
 		}
 	}
+	existing := func() int {
+		n := 0
+		for _, name := range names {
+			if _, err := c.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err == nil {
+				n++
+			}
+		}
+		return n
+	}
 	t.Cleanup(func() {
 		_ = c.admin.CoreV1().Namespaces().Delete(ctx, namespace, metav1.DeleteOptions{})
 		deleteNodes()
+	})
+	// Nodes of an earlier fleet would keep their labels: a node registers
+	// its labels only when it creates its Node, as the kubelet.
+	deleteNodes()
+	waitFor(t, "no fleet Nodes left from before", func() (bool, string) {
+		left := existing()
+		return left == 0, fmt.Sprintf("%d left", left)
 	})
 	if _, err := c.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
 		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -203,7 +219,7 @@ func TestClusterFleet(t *testing.T) {
 	}
 	deleteNodes()
 	waitFor(t, "the fleet's Nodes deleted", func() (bool, string) {
-		left := len(nodesList())
+		left := existing()
 		return left == 0, fmt.Sprintf("%d left", left)
 	})
 }
