@@ -107,7 +107,7 @@ func TestClusterFleet(t *testing.T) {
 		}
 		return l.Items
 	}
-	waitWithin(t, 3*time.Minute, "50 fleet nodes Ready", func() (bool, string) {
+	waitEvery(t, 3*time.Minute, time.Second/4, "50 fleet nodes Ready", func() (bool, string) {
 		ready := 0
 		for _, n := range nodesList() {
 			if st, _ := nodeReady(&n); st == corev1.ConditionTrue {
@@ -157,7 +157,7 @@ func TestClusterFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	created := time.Since(podsStart)
-	waitWithin(t, 5*time.Minute, "1,000 pods Running on the fleet", func() (bool, string) {
+	waitEvery(t, 5*time.Minute, time.Second/4, "1,000 pods Running on the fleet", func() (bool, string) {
 		l, err := c.admin.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -178,7 +178,7 @@ func TestClusterFleet(t *testing.T) {
 			t.Fatalf("%s: %d pods bound, %d run (%s)", n.Name, n.Bound, n.Active, n.Error)
 		}
 	}
-	waitWithin(t, 2*time.Minute, "every fleet node's lease renewed", func() (bool, string) {
+	waitEvery(t, 2*time.Minute, time.Second/4, "every fleet node's lease renewed", func() (bool, string) {
 		stale := []string{}
 		for _, n := range names {
 			l, err := c.admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, n, metav1.GetOptions{})
@@ -195,13 +195,18 @@ func TestClusterFleet(t *testing.T) {
 	if err := c.admin.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitWithin(t, 5*time.Minute, "the pods gone from the API and the fleet", func() (bool, string) {
+	waitEvery(t, 5*time.Minute, time.Second/4, "the pods gone from the API and the fleet", func() (bool, string) {
 		l, err := c.admin.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
+		if len(l.Items) > 0 {
+			return false, fmt.Sprintf("%d in the API", len(l.Items))
+		}
+		// The fleet's runtimes are listed only once the API has no pod
+		// left: each look lists all 50.
 		r := fleetNodes(t, status)
-		return len(l.Items) == 0 && r.Active == 0 && r.Sandboxes == 0 && r.Containers == 0,
+		return r.Active == 0 && r.Sandboxes == 0 && r.Containers == 0,
 			fmt.Sprintf("%d in the API; the fleet runs %d, its runtimes hold %d sandboxes, %d containers", len(l.Items), r.Active, r.Sandboxes, r.Containers)
 	})
 	deleted := time.Since(delStart)
