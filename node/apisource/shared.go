@@ -35,7 +35,7 @@ type Shared struct {
 	reg       cache.ResourceEventHandlerRegistration
 
 	mu    sync.RWMutex
-	nodes map[string]func(obj any)
+	nodes map[string]func(old, obj any)
 }
 
 // NewShared returns a Shared reading with client; nothing talks to the API
@@ -58,11 +58,11 @@ func NewShared(client kubernetes.Interface, resync time.Duration) (*Shared, erro
 	}}); err != nil {
 		return nil, fmt.Errorf("apisource: %w", err)
 	}
-	s := &Shared{factory: f, informer: inf, podLister: pods.Lister(), nodes: map[string]func(any){}}
+	s := &Shared{factory: f, informer: inf, podLister: pods.Lister(), nodes: map[string]func(any, any){}}
 	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    s.dispatch,
-		UpdateFunc: func(_, obj any) { s.dispatch(obj) },
-		DeleteFunc: s.dispatch,
+		AddFunc:    func(obj any) { s.dispatch(nil, obj) },
+		UpdateFunc: s.dispatch,
+		DeleteFunc: func(obj any) { s.dispatch(nil, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("apisource: %w", err)
@@ -105,7 +105,7 @@ func (s *Shared) Count(node string) int {
 }
 
 // dispatch hands a change to the Source of the pod's node, if it runs.
-func (s *Shared) dispatch(obj any) {
+func (s *Shared) dispatch(old, obj any) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		if t, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
@@ -119,14 +119,14 @@ func (s *Shared) dispatch(obj any) {
 	h := s.nodes[p.Spec.NodeName]
 	s.mu.RUnlock()
 	if h != nil {
-		h(obj)
+		h(old, obj)
 	}
 }
 
 // sharedFeed is the feed of a Source over a Shared.
 type sharedFeed Shared
 
-func (f *sharedFeed) watch(_ context.Context, node string, onChange func(obj any)) (func() bool, func(), error) {
+func (f *sharedFeed) watch(_ context.Context, node string, onChange func(old, obj any)) (func() bool, func(), error) {
 	s := (*Shared)(f)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -67,6 +67,26 @@ func TestSharedDispatchesByNode(t *testing.T) {
 		t.Fatalf("node-a got a set for node-b's pod: %v", names(extra))
 	default:
 	}
+	// A status change is not news; a label is (the downward API reads it).
+	st, err := client.CoreV1().Pods("default").Get(ctx, "b1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Status.Phase = corev1.PodRunning
+	if _, err := client.CoreV1().Pods("default").UpdateStatus(ctx, st, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	labelled, err := client.CoreV1().Pods("default").Get(ctx, "b1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelled.Labels = map[string]string{"tier": "web"}
+	if _, err := client.CoreV1().Pods("default").Update(ctx, labelled, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, sets["node-b"]); len(got) != 2 || got[0].Labels["tier"] != "web" {
+		t.Fatalf("node-b's set after the label: %v %v", names(got), got[0].Labels)
+	}
 	if p, err := shared.Lister().Pods("default").Get("b2"); err != nil || p.Spec.NodeName != "node-b" {
 		t.Fatalf("the shared lister's b2: %v %v", p, err)
 	}

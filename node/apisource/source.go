@@ -65,9 +65,10 @@ type Source struct {
 // (New) or one shared by many nodes (Shared.Source).
 type feed interface {
 	// watch calls onChange with each of the node's pods added, changed or
-	// deleted until stop; synced reports once the pods of the first
-	// listing went by. ctx ends what watch started.
-	watch(ctx context.Context, node string, onChange func(obj any)) (synced func() bool, stop func(), err error)
+	// deleted (old is the pod before a change, else nil) until stop;
+	// synced reports once the pods of the first listing went by. ctx ends
+	// what watch started.
+	watch(ctx context.Context, node string, onChange func(old, obj any)) (synced func() bool, stop func(), err error)
 	// pods lists the node's pods, mirror pods included.
 	pods(node string) ([]*corev1.Pod, error)
 	lister() corelisters.PodLister
@@ -108,11 +109,11 @@ type ownFeed struct {
 	podLister corelisters.PodLister
 }
 
-func (f *ownFeed) watch(ctx context.Context, _ string, onChange func(obj any)) (func() bool, func(), error) {
+func (f *ownFeed) watch(ctx context.Context, _ string, onChange func(old, obj any)) (func() bool, func(), error) {
 	reg, err := f.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    onChange,
-		UpdateFunc: func(_, obj any) { onChange(obj) },
-		DeleteFunc: onChange,
+		AddFunc:    func(obj any) { onChange(nil, obj) },
+		UpdateFunc: onChange,
+		DeleteFunc: func(obj any) { onChange(nil, obj) },
 	})
 	if err != nil {
 		return nil, nil, err
@@ -144,10 +145,14 @@ func (s *Source) Run(ctx context.Context, sink func([]*corev1.Pod)) error {
 		default:
 		}
 	}
-	onChange := func(obj any) {
-		poke()
+	onChange := func(old, obj any) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
+		}
+		// A change of the status alone (the node's own writes, mostly)
+		// leaves the set as it was: the node is not told.
+		if o, ok := old.(*corev1.Pod); !ok || !sameDesired(o, obj) {
+			poke()
 		}
 		if p, ok := obj.(*corev1.Pod); ok && IsMirror(p) && s.opts.OnMirror != nil {
 			s.opts.OnMirror(p)
@@ -231,6 +236,20 @@ func desired(p *corev1.Pod) *corev1.Pod {
 	}
 	out.Annotations[AnnotationConfigSource] = SourceName
 	return out
+}
+
+// sameDesired reports whether the pod obj is, as desired() hands it on,
+// the same as old: only its status, resourceVersion or managed fields
+// changed.
+func sameDesired(old *corev1.Pod, obj any) bool {
+	p, ok := obj.(*corev1.Pod)
+	if !ok || old.UID != p.UID {
+		return false
+	}
+	a, b := old.ObjectMeta, p.ObjectMeta
+	a.ResourceVersion, a.ManagedFields = "", nil
+	b.ResourceVersion, b.ManagedFields = "", nil
+	return apiequality.Semantic.DeepEqual(a, b) && apiequality.Semantic.DeepEqual(old.Spec, p.Spec)
 }
 
 func samePod(a, b *corev1.Pod) bool {
