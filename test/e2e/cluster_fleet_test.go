@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // fleetReport is what `actorlet fleet --status-address` serves at /nodes.
@@ -189,6 +191,14 @@ func TestClusterFleet(t *testing.T) {
 		return len(stale) == 0, fmt.Sprintf("not renewed yet: %v", stale)
 	})
 	busy := processMetrics(t, status)
+	// One connection pool for all: the 50 nodes' requests share HTTP/2
+	// connections (a second one opens only past a connection's stream
+	// limit), not one TLS connection per node.
+	if conns := apiConnections(t, fleet.cmd.Process.Pid); conns < 1 || conns > 3 {
+		t.Fatalf("the fleet holds %d connections to the API server, want 1 (to 3)", conns)
+	} else {
+		busy += fmt.Sprintf(", connections to the API server %d", conns)
+	}
 
 	// Deleted: gone from the API and from every runtime.
 	delStart := time.Now()
@@ -287,4 +297,53 @@ func processMetrics(t *testing.T, addr string) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// apiConnections counts the established TCP connections of process pid to
+// the API server of the admin kubeconfig (its sockets in /proc/<pid>/fd
+// matched with /proc/<pid>/net/tcp and tcp6).
+func apiConnections(t *testing.T, pid int) int {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("ACTORLET_ADMIN_KUBECONFIG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatalf("the API server's port in %q: %v", cfg.Host, err)
+	}
+	sockets := map[string]bool{}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if inode, ok := strings.CutPrefix(link, "socket:["); err == nil && ok {
+			sockets[strings.TrimSuffix(inode, "]")] = true
+		}
+	}
+	n := 0
+	for _, table := range []string{"tcp", "tcp6"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, table))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			// local, remote (hex ip:port), state (01: established), ..., inode
+			if len(f) < 10 || f[3] != "01" || !sockets[f[9]] {
+				continue
+			}
+			_, hexPort, _ := strings.Cut(f[2], ":")
+			if p, err := strconv.ParseInt(hexPort, 16, 32); err == nil && int(p) == port {
+				n++
+			}
+		}
+	}
+	return n
 }
