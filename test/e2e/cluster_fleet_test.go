@@ -94,12 +94,18 @@ func TestClusterFleet(t *testing.T) {
 		t.Fatalf("a fleet as system:node:node-1 exited %d: %s", code, tail(stderr, 5))
 	}
 
+	// The journals on tmpfs; ACTORLET_E2E_FLEET_JOURNAL=disk puts them in
+	// the test's temp dir, fsynced, to compare.
+	journal := []string{"--journal", "memory"}
+	if os.Getenv("ACTORLET_E2E_FLEET_JOURNAL") == "disk" {
+		journal = []string{"--journal", "disk", "--root-dir", t.TempDir()}
+	}
 	status := "127.0.0.1:" + freePort(t)
 	start := time.Now()
-	fleet := startProc(t, "actorlet fleet", "fleet", "--kubeconfig", os.Getenv("ACTORLET_ADMIN_KUBECONFIG"),
-		"--nodes", strconv.Itoa(nodes), "--journal", "memory", "--status-address", status,
+	fleet := startProc(t, "actorlet fleet", append(append([]string{"fleet", "--kubeconfig", os.Getenv("ACTORLET_ADMIN_KUBECONFIG"),
+		"--nodes", strconv.Itoa(nodes)}, journal...), "--status-address", status,
 		"--node-labels", label+"=e2e", "--max-pods", "110", "--cpu", "8", "--memory", "32Gi",
-		"--node-lease-duration-seconds", "20")
+		"--node-lease-duration-seconds", "20")...)
 	fleet.waitLog("the fleet is running")
 	started := time.Since(start)
 	nodesList := func() []corev1.Node {
@@ -220,8 +226,8 @@ func TestClusterFleet(t *testing.T) {
 			fmt.Sprintf("%d in the API; the fleet runs %d, its runtimes hold %d sandboxes, %d containers", len(l.Items), r.Active, r.Sandboxes, r.Containers)
 	})
 	deleted := time.Since(delStart)
-	t.Logf("%d nodes: running %s, all Ready %s after start; %d pods created in %s, all Running %s after the first creation; deleted and gone in %s",
-		nodes, started.Round(time.Millisecond), ready.Round(time.Millisecond), pods, created.Round(time.Millisecond),
+	t.Logf("%d nodes (%s): running %s, all Ready %s after start; %d pods created in %s, all Running %s after the first creation; deleted and gone in %s",
+		nodes, strings.Join(journal[:2], " "), started.Round(time.Millisecond), ready.Round(time.Millisecond), pods, created.Round(time.Millisecond),
 		running.Round(time.Millisecond), deleted.Round(time.Millisecond))
 	t.Logf("the fleet process with the pods running: %s; after their deletion: %s", busy, processMetrics(t, status))
 
