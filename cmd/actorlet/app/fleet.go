@@ -373,41 +373,28 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 
 	// A node ends by itself only when it cannot go on (its journal is
 	// gone); the others run on.
-	ended := make(chan string, len(nodes))
+	ended := make(chan *fleetNode, len(nodes))
 	for _, n := range nodes {
 		go func() {
 			select {
 			case <-n.built.agent.Done():
-				ended <- n.name
+				ended <- n
 			case <-ctx.Done():
 			}
 		}()
 	}
-	var failed []string
+	var failed []error
 	for len(failed) < len(nodes) {
 		select {
 		case <-ctx.Done():
 			log.Info("stopping the fleet; its pods end with the process")
-			return nodeFailures(nodes, failed)
-		case name := <-ended:
-			failed = append(failed, name)
-			log.Error("a node of the fleet stopped", zap.String("node", name))
+			return errors.Join(failed...)
+		case n := <-ended:
+			failed = append(failed, fmt.Errorf("node %s: %w", n.name, n.built.agent.Err()))
+			log.Error("a node of the fleet stopped", zap.String("node", n.name), zap.Error(n.built.agent.Err()))
 		}
 	}
-	return nodeFailures(nodes, failed)
-}
-
-// nodeFailures names the nodes that stopped by themselves and why.
-func nodeFailures(nodes []*fleetNode, failed []string) error {
-	var errs []error
-	for _, n := range nodes {
-		for _, name := range failed {
-			if n.name == name {
-				errs = append(errs, fmt.Errorf("node %s: %w", name, n.built.agent.Err()))
-			}
-		}
-	}
-	return errors.Join(errs...)
+	return errors.Join(failed...)
 }
 
 // fleetStartWorkers bound how many nodes start at once: each lists its
