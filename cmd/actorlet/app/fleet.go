@@ -98,7 +98,7 @@ empty runtimes. See README, "Fleet".`,
 	fs.Int32Var(&f.apiQPS, "kube-api-qps", kubeletconfig.DefaultKubeAPIQPS, "API requests per second of each node")
 	fs.Int32Var(&f.apiBurst, "kube-api-burst", kubeletconfig.DefaultKubeAPIBurst, "API request burst of each node")
 	fs.StringVar(&f.simLatency, "sim-latency", "", "per-RPC latency of every simulated runtime, e.g. RunPodSandbox=50ms,PullImage=200ms")
-	fs.StringVar(&f.statusAddress, "status-address", "", "serve /healthz, /metrics (the process's, and every runtime's sandboxes and containers) and /nodes on this host:port (default: off)")
+	fs.StringVar(&f.statusAddress, "status-address", "", "serve /nodes, /metrics (the process's, and every runtime's sandboxes and containers), /healthz and /debug/pprof/ on this host:port (default: off)")
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace-period", 10*time.Second, "how long the nodes' in-flight work may finish on SIGTERM")
 	f.log.addFlags(fs)
 	return cmd
