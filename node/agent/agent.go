@@ -145,7 +145,11 @@ func (a *Agent) start(ctx context.Context) error {
 	if err := os.MkdirAll(cfg.rootDir, 0o700); err != nil {
 		return fmt.Errorf("root dir: %w", err)
 	}
-	j, err := journal.Open(ctx, cfg.rootDir, journal.Options{Logger: log.Named("journal")})
+	jo := cfg.journal
+	if jo.Logger == nil {
+		jo.Logger = log.Named("journal")
+	}
+	j, err := journal.Open(ctx, cfg.rootDir, jo)
 	if err != nil {
 		return err
 	}

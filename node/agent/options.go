@@ -16,6 +16,7 @@ import (
 	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
+	"github.com/actorlet/actorlet/journal"
 	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletapi"
@@ -39,6 +40,7 @@ type Option func(*settings)
 type settings struct {
 	nodeName    string
 	rootDir     string
+	journal     journal.Options
 	runtime     *cri.Client
 	runtimeName string
 	logger      *zap.Logger
@@ -137,6 +139,12 @@ func WithNodeName(name string) Option { return func(s *settings) { s.nodeName = 
 // WithRootDir is the node's directory (required): the journal
 // (journal.db), its socket, and the pods' volumes under pods/.
 func WithRootDir(dir string) Option { return func(s *settings) { s.rootDir = dir } }
+
+// WithJournalOptions are the journal's options (default: its zero value,
+// every commit fsynced); the node's logger is its logger unless o names
+// one. journal.Options.NoSync is for nodes whose journal lives no longer
+// than their process (actorlet fleet --journal memory).
+func WithJournalOptions(o journal.Options) Option { return func(s *settings) { s.journal = o } }
 
 // WithRuntime is the connected CRI runtime the node drives (required); name
 // prefixes the container IDs in pod statuses ("<name>://<id>", the

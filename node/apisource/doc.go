@@ -1,6 +1,8 @@
 // Package apisource delivers the pods the API server binds to this node:
 // an informer on pods with spec.nodeName=<node>, handed on as whole sets
-// (level-triggered), like the static pod directory's.
+// (level-triggered), like the static pod directory's. Many nodes in one
+// process (actorlet fleet) share one informer of every bound pod instead
+// (Shared), each node's Source reading its own pods from it by node name.
 //
 // Guarantees:
 //   - The first set is delivered only once the informer has listed the

@@ -56,37 +56,78 @@ type Options struct {
 // Source is the API server's pods for one node. See the package
 // documentation for what it guarantees.
 type Source struct {
-	opts     Options
-	factory  informers.SharedInformerFactory
-	informer cache.SharedIndexInformer
-	lister   corelisters.PodLister
-	running  atomic.Bool
+	opts    Options
+	feed    feed
+	running atomic.Bool
 }
 
-// New returns a Source; nothing talks to the API server before Run.
+// feed is where a Source reads its node's pods: an informer of its own
+// (New) or one shared by many nodes (Shared.Source).
+type feed interface {
+	// watch calls onChange with each of the node's pods added, changed or
+	// deleted (old is the pod before a change, else nil) until stop;
+	// synced reports once the pods of the first listing went by. ctx ends
+	// what watch started.
+	watch(ctx context.Context, node string, onChange func(old, obj any)) (synced func() bool, stop func(), err error)
+	// pods lists the node's pods, mirror pods included.
+	pods(node string) ([]*corev1.Pod, error)
+	lister() corelisters.PodLister
+}
+
+// New returns a Source with an informer of its own (pods with
+// spec.nodeName=<node>); nothing talks to the API server before Run.
 func New(opts Options) (*Source, error) {
 	if opts.Client == nil || opts.NodeName == "" {
 		return nil, fmt.Errorf("apisource: a client and a node name are required")
 	}
+	selector := fields.OneTermEqualSelector("spec.nodeName", opts.NodeName).String()
+	f := informers.NewSharedInformerFactoryWithOptions(opts.Client, opts.ResyncPeriod,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }))
+	pods := f.Core().V1().Pods()
+	return newSource(opts, &ownFeed{factory: f, informer: pods.Informer(), podLister: pods.Lister()}), nil
+}
+
+func newSource(opts Options, f feed) *Source {
 	if opts.Settle == 0 {
 		opts.Settle = DefaultSettle
 	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
-	selector := fields.OneTermEqualSelector("spec.nodeName", opts.NodeName).String()
-	f := informers.NewSharedInformerFactoryWithOptions(opts.Client, opts.ResyncPeriod,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }))
-	pods := f.Core().V1().Pods()
-	return &Source{opts: opts, factory: f, informer: pods.Informer(), lister: pods.Lister()}, nil
+	return &Source{opts: opts, feed: f}
 }
 
 // Lister reads the informer's cache: every pod bound to the node, mirror
-// pods included, as the API server last showed them. Shared, read only.
-func (s *Source) Lister() corelisters.PodLister { return s.lister }
+// pods included, as the API server last showed them (from a Shared
+// informer, every pod bound to any node). Shared, read only.
+func (s *Source) Lister() corelisters.PodLister { return s.feed.lister() }
 
-// HasSynced reports whether the first listing is done.
-func (s *Source) HasSynced() bool { return s.informer.HasSynced() }
+// ownFeed is a Source's own informer, started and stopped by its Run.
+type ownFeed struct {
+	factory   informers.SharedInformerFactory
+	informer  cache.SharedIndexInformer
+	podLister corelisters.PodLister
+}
+
+func (f *ownFeed) watch(ctx context.Context, _ string, onChange func(old, obj any)) (func() bool, func(), error) {
+	reg, err := f.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { onChange(nil, obj) },
+		UpdateFunc: onChange,
+		DeleteFunc: func(obj any) { onChange(nil, obj) },
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	f.factory.Start(ctx.Done())
+	return reg.HasSynced, func() {
+		_ = f.informer.RemoveEventHandler(reg)
+		f.factory.Shutdown()
+	}, nil
+}
+
+func (f *ownFeed) pods(string) ([]*corev1.Pod, error) { return f.podLister.List(labels.Everything()) }
+
+func (f *ownFeed) lister() corelisters.PodLister { return f.podLister }
 
 // Run watches the API server and calls sink with the whole set of the
 // node's pods: first once the informer has synced, then after each burst
@@ -104,26 +145,25 @@ func (s *Source) Run(ctx context.Context, sink func([]*corev1.Pod)) error {
 		default:
 		}
 	}
-	mirror := func(obj any) {
+	onChange := func(old, obj any) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
+		}
+		// A change of the status alone (the node's own writes, mostly)
+		// leaves the set as it was: the node is not told.
+		if o, ok := old.(*corev1.Pod); !ok || !sameDesired(o, obj) {
+			poke()
 		}
 		if p, ok := obj.(*corev1.Pod); ok && IsMirror(p) && s.opts.OnMirror != nil {
 			s.opts.OnMirror(p)
 		}
 	}
-	reg, err := s.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { poke(); mirror(obj) },
-		UpdateFunc: func(_, obj any) { poke(); mirror(obj) },
-		DeleteFunc: func(obj any) { poke(); mirror(obj) },
-	})
+	synced, stop, err := s.feed.watch(ctx, s.opts.NodeName, onChange)
 	if err != nil {
 		return fmt.Errorf("apisource: %w", err)
 	}
-	defer func() { _ = s.informer.RemoveEventHandler(reg) }()
-	s.factory.Start(ctx.Done())
-	defer s.factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
+	defer stop()
+	if !cache.WaitForCacheSync(ctx.Done(), synced) {
 		return ctx.Err()
 	}
 	s.opts.Logger.Info("pods from the API server synced")
@@ -159,7 +199,7 @@ func (s *Source) Run(ctx context.Context, sink func([]*corev1.Pod)) error {
 // set is the node's non-mirror pods from the cache, as copies for the
 // Supervisor, oldest first.
 func (s *Source) set() []*corev1.Pod {
-	all, err := s.lister.List(labels.Everything())
+	all, err := s.feed.pods(s.opts.NodeName)
 	if err != nil {
 		s.opts.Logger.Error("list the informer's pods", zap.Error(err)) // a cache lister does not fail
 		return nil
@@ -196,6 +236,20 @@ func desired(p *corev1.Pod) *corev1.Pod {
 	}
 	out.Annotations[AnnotationConfigSource] = SourceName
 	return out
+}
+
+// sameDesired reports whether the pod obj is, as desired() hands it on,
+// the same as old: only its status, resourceVersion or managed fields
+// changed.
+func sameDesired(old *corev1.Pod, obj any) bool {
+	p, ok := obj.(*corev1.Pod)
+	if !ok || old.UID != p.UID {
+		return false
+	}
+	a, b := old.ObjectMeta, p.ObjectMeta
+	a.ResourceVersion, a.ManagedFields = "", nil
+	b.ResourceVersion, b.ManagedFields = "", nil
+	return apiequality.Semantic.DeepEqual(a, b) && apiequality.Semantic.DeepEqual(old.Spec, p.Spec)
 }
 
 func samePod(a, b *corev1.Pod) bool {

@@ -289,8 +289,15 @@ func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 // back-offs longer than waitFor's minute leaves room for.
 func waitWithin(t *testing.T, within time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
+	waitEvery(t, within, 20*time.Millisecond, what, cond)
+}
+
+// waitEvery is waitWithin checking every period, for conditions that are
+// costly to check (a list of a thousand pods).
+func waitEvery(t *testing.T, within, period time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
 	deadline := time.Now().Add(within)
-	tick := time.NewTicker(20 * time.Millisecond)
+	tick := time.NewTicker(period)
 	defer tick.Stop()
 	last := ""
 	for {

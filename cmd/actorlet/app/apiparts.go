@@ -36,12 +36,50 @@ type apiParts struct {
 	stop      func()
 }
 
-// newAPIParts builds them; start runs the writer and the event sink until
-// stop.
-func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocatable corev1.ResourceList, log *zap.Logger) (*apiParts, error) {
+// sharedInformers are the informers of cluster-wide objects that the nodes
+// of one process (actorlet fleet) share: every bound pod, dispatched by
+// node name, and the Services. They read as the process's own identity;
+// each node's writes go through its own client.
+type sharedInformers struct {
+	pods     *apisource.Shared
+	services *podrefs.Services
+}
+
+// newSharedInformers builds them; start runs them until ctx ends, stop
+// then waits for them.
+func newSharedInformers(kube kubernetes.Interface) (*sharedInformers, error) {
+	pods, err := apisource.NewShared(kube, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &sharedInformers{pods: pods, services: podrefs.NewServices(kube)}, nil
+}
+
+func (s *sharedInformers) start(ctx context.Context) {
+	s.pods.Start(ctx)
+	s.services.Start(ctx)
+}
+
+func (s *sharedInformers) stop() {
+	s.pods.Shutdown()
+	s.services.Shutdown()
+}
+
+// newAPIParts builds them for the node nodeName, whose API clients kube
+// and eventKube are: with shared (a fleet's), its pods and the Services
+// come from the shared informers, else from informers of its own. The
+// writer and the event sink run until stop.
+func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocatable corev1.ResourceList, shared *sharedInformers, log *zap.Logger) (*apiParts, error) {
 	var w *statuswriter.Writer
-	src, err := apisource.New(apisource.Options{Client: kube, NodeName: nodeName, Logger: log.Named("apisource"),
-		OnMirror: func(p *corev1.Pod) { w.MirrorChanged(p) }})
+	srcOpts := apisource.Options{Client: kube, NodeName: nodeName, Logger: log.Named("apisource"),
+		OnMirror: func(p *corev1.Pod) { w.MirrorChanged(p) }}
+	var src *apisource.Source
+	var err error
+	if shared != nil {
+		src, err = shared.pods.Source(srcOpts)
+	} else {
+		src, err = apisource.New(srcOpts)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -55,8 +93,13 @@ func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocata
 	ctx, cancel := context.WithCancel(context.Background())
 	// The Services for the containers' service-link variables, as the
 	// kubelet's informer (headless ones left out).
-	services := podrefs.NewServices(kube)
-	services.Start(ctx)
+	services, ownServices := (*podrefs.Services)(nil), shared == nil
+	if ownServices {
+		services = podrefs.NewServices(kube)
+		services.Start(ctx)
+	} else {
+		services = shared.services
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -73,8 +116,17 @@ func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocata
 		stop: func() {
 			cancel()
 			wg.Wait()
-			services.Shutdown()
+			if ownServices {
+				services.Shutdown()
+			}
 			b.Shutdown()
 		},
 	}, nil
+}
+
+// options are the agent's options of these parts.
+func (p *apiParts) options() []agent.Option {
+	return []agent.Option{agent.WithSource(p.source), agent.WithStatusSink(p.writer), agent.WithEventSink(p.events),
+		agent.WithEnvSource(p.envSource), agent.WithTokens(p.tokens), agent.WithServices(p.services),
+		agent.WithAdmitHandler(p.admission)}
 }

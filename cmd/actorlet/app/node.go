@@ -2,12 +2,14 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +21,7 @@ import (
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/cri/sim"
+	"github.com/actorlet/actorlet/journal"
 	"github.com/actorlet/actorlet/node/agent"
 	"github.com/actorlet/actorlet/node/certs"
 	"github.com/actorlet/actorlet/node/eviction"
@@ -40,44 +43,14 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	defer log.Sync() //nolint:errcheck // stderr
 	log = log.With(zap.String("node", nc.nodeName))
 	nc.logStart(log)
-	latency, err := parseLatency(nc.own.simLatency)
-	if err != nil {
-		return err
-	}
 	kc := nc.kc
-	sysctls, err := sysctlAdmission(kc.AllowedUnsafeSysctls, log)
-	if err != nil {
-		return err
-	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	km, err := kubeletmetrics.New(reg)
-	if err != nil {
-		return err
-	}
 	tp, stopTracing, err := startTracing(ctx, kc.Tracing, nc.nodeName, log)
 	if err != nil {
 		return err
 	}
 	defer stopTracing() // after the runtime is closed (deferred later): the last spans are flushed
-	client, closeRuntime, err := connectRuntime(ctx, kc.ContainerRuntimeEndpoint, kc.ImageServiceEndpoint, kc.RuntimeRequestTimeout.Duration,
-		sim.Options{PodCIDR: nc.own.simPodCIDR, HostIP: nc.nodeIPs[0].String(), Latency: latency}, km, tp, log.Named("cri"))
-	if err != nil {
-		return err
-	}
-	defer closeRuntime()
-	ver, err := waitForRuntime(ctx, client, kc.ContainerRuntimeEndpoint, log)
-	if err != nil {
-		return err
-	}
-	driver, err := nc.cgroupDriver(ctx, client, ver.RuntimeName == sim.DefaultRuntimeName, log)
-	if err != nil {
-		return err
-	}
-	log.Info("container runtime", zap.String("name", ver.RuntimeName), zap.String("version", ver.RuntimeVersion),
-		zap.String("endpoint", kc.ContainerRuntimeEndpoint), zap.String("cgroupDriver", driver))
-
-	var nodeCfg *nodeactor.Config
 	restCfg, clientCerts, err := nc.clusterConfig(ctx, log)
 	if err != nil {
 		return err
@@ -89,9 +62,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		}
 		// Events have their own limits (eventRecordQPS, eventBurst), as the
 		// kubelet's event client.
-		ec := rest.CopyConfig(restCfg)
-		ec.QPS, ec.Burst = float32(*kc.EventRecordQPS), int(kc.EventBurst)
-		if eventKube, err = kubernetes.NewForConfig(ec); err != nil {
+		if eventKube, err = kubernetes.NewForConfig(eventConfig(restCfg, kc)); err != nil {
 			return fmt.Errorf("event client: %w", err)
 		}
 	}
@@ -112,27 +83,168 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		}
 		runRotator(clientCerts)
 	}
+	b, err := buildNode(ctx, nc, nodeParts{log: log, reg: reg, tp: tp, kube: kube, eventKube: eventKube, runRotator: runRotator})
+	if err != nil {
+		return err
+	}
+	// Closed after the agent stopped (deferred first, run last): the
+	// agent's last statuses still get written while ctx lasts.
+	defer b.close()
+	node := b.agent
+	runCtx, stopNode := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopNode()
+	go func() { _ = node.Run(runCtx) }()
+	select {
+	case <-node.Ready():
+	case <-node.Done():
+		return node.Err()
+	}
+	servers, err := newLocalServers(nc, localProviders{Pods: node.Statuses(), Gatherer: reg, Summary: node.Stats(), Healthz: b.health}, log.Named("http"))
+	if err == nil {
+		err = servers.start(ctx)
+	}
+	if err != nil {
+		stopNode()
+		<-node.Done()
+		return err
+	}
+	healthz, readOnly := servers.addrs()
+	log.Info("actorlet is running", zap.String("healthz", healthz), zap.String("readOnly", readOnly),
+		zap.String("rootDir", nc.node.RootDirectory), zap.String("manifests", kc.StaticPodPath), zap.Duration("recovery", node.RecoveryTime()))
+
+	// The node ends by itself only when it cannot go on (its journal is
+	// gone); Run logged why.
+	select {
+	case <-ctx.Done():
+	case <-node.Done():
+	}
+	log.Info("shutting down; pods keep running")
+	b.actorsStopping()
+	stopCtx, cancel := context.WithTimeout(context.Background(), nc.own.shutdownGracePeriod)
+	defer cancel()
+	_ = servers.shutdown(stopCtx)
+	stopNode()
+	select {
+	case <-node.Done():
+		return node.Err()
+	case <-stopCtx.Done():
+		return fmt.Errorf("stop the node: %w", stopCtx.Err())
+	}
+}
+
+// eventConfig is the API client configuration of a node's events: its own
+// limits (eventRecordQPS, eventBurst), as the kubelet's event client.
+func eventConfig(restCfg *rest.Config, kc *kubeletconfigv1beta1.KubeletConfiguration) *rest.Config {
+	ec := rest.CopyConfig(restCfg)
+	ec.QPS, ec.Burst = float32(*kc.EventRecordQPS), int(kc.EventBurst)
+	return ec
+}
+
+// nodeParts are what a node is given by the process that runs it: its
+// logger, metrics registry, tracing, API clients acting as the node (nil:
+// standalone), and, when many nodes share a process, the informers they
+// share and their overrides.
+type nodeParts struct {
+	log             *zap.Logger
+	reg             *prometheus.Registry
+	tp              trace.TracerProvider
+	kube, eventKube kubernetes.Interface
+	// runRotator runs a certificate rotator until the process stops (nil:
+	// the kubelet API, whose serving certificate rotates, is not served).
+	runRotator func(*certs.Rotator)
+	// shared are the informers of cluster-wide objects shared by the
+	// nodes of a fleet (nil: the node's own).
+	shared *sharedInformers
+	// capacity replaces the host's resources of the same names in the
+	// Node's capacity and allocatable (a fleet's --cpu, --memory).
+	capacity corev1.ResourceList
+	// journal are the journal's options.
+	journal journal.Options
+}
+
+// builtNode is a node assembled by buildNode, not running yet.
+type builtNode struct {
+	agent *agent.Agent
+	// health is the node's health check: the journal's appends (once the
+	// agent runs) and the runtime.
+	health func(ctx context.Context) error
+	// actorsStopping quiets the actors' logging of their own stop.
+	actorsStopping func()
+	// runtime is the node's connection to its runtime.
+	runtime *cri.Client
+	// close releases the API parts and the runtime, once the agent is done.
+	close func()
+}
+
+// buildNode connects the node's runtime and assembles the node from nc and
+// p through agent.New: actorlet run builds its one node here, actorlet
+// fleet each of its nodes.
+func buildNode(ctx context.Context, nc *nodeConfig, p nodeParts) (b *builtNode, err error) {
+	log, kc := p.log, nc.kc
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	latency, err := parseLatency(nc.own.simLatency)
+	if err != nil {
+		return nil, err
+	}
+	sysctls, err := sysctlAdmission(kc.AllowedUnsafeSysctls, log)
+	if err != nil {
+		return nil, err
+	}
+	km, err := kubeletmetrics.New(p.reg)
+	if err != nil {
+		return nil, err
+	}
+	client, closeRuntime, err := connectRuntime(ctx, kc.ContainerRuntimeEndpoint, kc.ImageServiceEndpoint, kc.RuntimeRequestTimeout.Duration,
+		sim.Options{PodCIDR: nc.own.simPodCIDR, HostIP: nc.nodeIPs[0].String(), Latency: latency}, km, p.tp, log.Named("cri"))
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, closeRuntime)
+	ver, err := waitForRuntime(ctx, client, kc.ContainerRuntimeEndpoint, log)
+	if err != nil {
+		return nil, err
+	}
+	driver, err := nc.cgroupDriver(ctx, client, ver.RuntimeName == sim.DefaultRuntimeName, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("container runtime", zap.String("name", ver.RuntimeName), zap.String("version", ver.RuntimeVersion),
+		zap.String("endpoint", kc.ContainerRuntimeEndpoint), zap.String("cgroupDriver", driver))
+
+	kube := p.kube
 	mach := machine(nc.nodeName, nc.nodeIPs, kc.MaxPods, nc.node.RootDirectory)
+	for name, q := range p.capacity {
+		mach.Capacity[name], mach.Allocatable[name] = q.DeepCopy(), q.DeepCopy()
+	}
 	var api *apiParts
 	if kube != nil {
-		if api, err = newAPIParts(kube, eventKube, nc.nodeName, mach.Allocatable, log); err != nil {
-			return err
+		if api, err = newAPIParts(kube, p.eventKube, nc.nodeName, mach.Allocatable, p.shared, log); err != nil {
+			return nil, err
 		}
-		// Stopped after the agent (deferred first, run last): the agent's
-		// last statuses still get written while ctx lasts.
-		defer api.stop()
+		// Stopped after the agent: the agent's last statuses still get
+		// written while ctx lasts.
+		closers = append(closers, api.stop)
 	}
+	var nodeCfg *nodeactor.Config
 	if kube != nil && *kc.RegisterNode {
 		cfg, err := nc.nodeActorConfig()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cfg.NodeName, cfg.Client, cfg.Labels, cfg.Taints = nc.nodeName, kube, nc.node.NodeLabels, kc.RegisterWithTaints
 		cfg.Machine = mach
 		cfg.Health, cfg.Logger = runtimeHealth(client), log.Named("node")
-		if api != nil {
-			cfg.Events = api.recorder
-		}
+		cfg.Events = api.recorder
 		nodeCfg = &cfg
 	}
 
@@ -156,7 +268,8 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	}
 	opts := []agent.Option{
 		agent.WithNodeName(nc.nodeName), agent.WithRootDir(nc.node.RootDirectory), agent.WithRuntime(client, ver.RuntimeName),
-		agent.WithLogger(log), agent.WithMetrics(reg, km), agent.WithActorOptions(actorLog), agent.WithTracing(tp),
+		agent.WithJournalOptions(p.journal),
+		agent.WithLogger(log), agent.WithMetrics(p.reg, km), agent.WithActorOptions(actorLog), agent.WithTracing(p.tp),
 		agent.WithManifestDir(kc.StaticPodPath, kc.FileCheckFrequency.Duration),
 		agent.WithLifecycle(lc), agent.WithPodConfig(podConfig), agent.WithRelistPeriod(nc.own.relistPeriod),
 		agent.WithHostIP(nc.nodeIPs[0].String()), agent.WithAllocatable(mach.Allocatable),
@@ -180,9 +293,12 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		return err
 	}
 	if kube != nil && *kc.EnableServer {
+		if p.runRotator == nil {
+			return nil, errors.New("the kubelet API (--enable-server) is not served here")
+		}
 		certFile, keyFile, servingCerts, err := nc.servingCertificate(kube, log)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		authn, authz := kc.Authentication, kc.Authorization
 		apiOpts := &kubeletapi.Options{
@@ -192,66 +308,26 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 			TokenWebhookDisabled: !*authn.Webhook.Enabled, TokenCacheTTL: authn.Webhook.CacheTTL.Duration,
 			AuthorizeAlways:    authz.Mode == kubeletconfigv1beta1.KubeletAuthorizationModeAlwaysAllow,
 			AuthzAllowCacheTTL: authz.Webhook.CacheAuthorizedTTL.Duration, AuthzDenyCacheTTL: authz.Webhook.CacheUnauthorizedTTL.Duration,
-			DebuggingHandlersDisabled: !*kc.EnableDebuggingHandlers, Metrics: reg, Healthz: healthCheck,
+			DebuggingHandlersDisabled: !*kc.EnableDebuggingHandlers, Metrics: p.reg, Healthz: healthCheck,
 		}
 		if servingCerts != nil {
 			apiOpts.ServingCertificate = servingCerts.Current
-			if err := servingCerts.RegisterMetrics(reg, certs.ServingCertificate); err != nil {
-				return err
+			if err := servingCerts.RegisterMetrics(p.reg, certs.ServingCertificate); err != nil {
+				return nil, err
 			}
-			runRotator(servingCerts)
+			p.runRotator(servingCerts)
 		}
 		opts = append(opts, agent.WithKubeletAPI(*apiOpts))
 	}
 	// Sysctls first, then resources: the kubelet's order of admit handlers.
 	opts = append(opts, agent.WithAdmitHandler(sysctls))
 	if api != nil {
-		opts = append(opts, agent.WithSource(api.source), agent.WithStatusSink(api.writer), agent.WithEventSink(api.events),
-			agent.WithEnvSource(api.envSource), agent.WithTokens(api.tokens), agent.WithServices(api.services),
-			agent.WithAdmitHandler(api.admission))
+		opts = append(opts, api.options()...)
 	}
 	if node, err = agent.New(opts...); err != nil {
-		return err
+		return nil, err
 	}
-	runCtx, stopNode := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopNode()
-	go func() { _ = node.Run(runCtx) }()
-	select {
-	case <-node.Ready():
-	case <-node.Done():
-		return node.Err()
-	}
-	servers, err := newLocalServers(nc, localProviders{Pods: node.Statuses(), Gatherer: reg, Summary: node.Stats(), Healthz: healthCheck}, log.Named("http"))
-	if err == nil {
-		err = servers.start(ctx)
-	}
-	if err != nil {
-		stopNode()
-		<-node.Done()
-		return err
-	}
-	healthz, readOnly := servers.addrs()
-	log.Info("actorlet is running", zap.String("healthz", healthz), zap.String("readOnly", readOnly),
-		zap.String("rootDir", nc.node.RootDirectory), zap.String("manifests", kc.StaticPodPath), zap.Duration("recovery", node.RecoveryTime()))
-
-	// The node ends by itself only when it cannot go on (its journal is
-	// gone); Run logged why.
-	select {
-	case <-ctx.Done():
-	case <-node.Done():
-	}
-	log.Info("shutting down; pods keep running")
-	actorsStopping()
-	stopCtx, cancel := context.WithTimeout(context.Background(), nc.own.shutdownGracePeriod)
-	defer cancel()
-	_ = servers.shutdown(stopCtx)
-	stopNode()
-	select {
-	case <-node.Done():
-		return node.Err()
-	case <-stopCtx.Done():
-		return fmt.Errorf("stop the node: %w", stopCtx.Err())
-	}
+	return &builtNode{agent: node, health: healthCheck, actorsStopping: actorsStopping, runtime: client, close: closeAll}, nil
 }
 
 // waitForRuntime asks the runtime for its version until it answers, as the

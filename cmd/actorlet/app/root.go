@@ -74,7 +74,7 @@ flag of the kubelet v1.37 with the kubelet's defaults (actorlet --help lists the
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCommand(), newSimRuntimeCommand(), newJournalCommand(), newVersionCommand())
-	root.AddCommand(newCRIProxyCommand(), newSimulateCommand())
+	root.AddCommand(newCRIProxyCommand(), newSimulateCommand(), newFleetCommand())
 	return root
 }
 

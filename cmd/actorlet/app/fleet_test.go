@@ -1,0 +1,149 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func runFleetCommand(t *testing.T, args ...string) error {
+	t.Helper()
+	root := NewRootCommand()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(append([]string{"fleet"}, args...))
+	return root.ExecuteContext(context.Background())
+}
+
+// TestFleetBadFlags: each bad command line is refused before anything
+// starts, with the flag at fault named; the nodes' kubelet flags are
+// checked by the kubelet's own rules.
+func TestFleetBadFlags(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nodes", "3"}, "--kubeconfig is required"},
+		{[]string{"--kubeconfig", kc}, "--nodes 0"},
+		{[]string{"--kubeconfig", kc, "--nodes", "20000"}, "--nodes 20000"},
+		{[]string{"--kubeconfig", kc, "--nodes", "2", "--journal", "tape"}, `--journal "tape"`},
+		{[]string{"--kubeconfig", kc, "--nodes", "2", "--journal", "memory", "--root-dir", "/x"}, "--root-dir and --journal memory"},
+		{[]string{"--kubeconfig", kc, "--nodes", "2", "--root-dir", ""}, "--root-dir must not be empty"},
+		{[]string{"--kubeconfig", kc, "--nodes", "2", "--cpu", "lots"}, `--cpu "lots"`},
+		{[]string{"--kubeconfig", kc, "--nodes", "2", "--memory", "-1Gi"}, `--memory "-1Gi"`},
+		{[]string{"--kubeconfig", kc, "--nodes", "2", "--max-pods", "0"}, "--max-pods 0"},
+		{[]string{"--kubeconfig", kc, "--nodes", "2", "--name-prefix", "Bad_"}, "not valid"},
+		{[]string{"--kubeconfig", kc, "--nodes", "2", "--root-dir", t.TempDir(), "--node-labels", "bad label=1"}, "invalid node labels"},
+		{[]string{"--kubeconfig", kc, "--nodes", "2", "--root-dir", t.TempDir(), "--register-with-taints", "a=b:Sometimes"}, "--register-with-taints"},
+		{[]string{"--kubeconfig", kc, "--nodes", "2", "--root-dir", t.TempDir()}, "--kubeconfig " + kc},
+	} {
+		err := runFleetCommand(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("fleet %v: %v, want an error naming %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestFleetNodeNamesAndPodCIDRs: names are zero-padded to the widest
+// number; no two nodes share a pod CIDR.
+func TestFleetNodeNamesAndPodCIDRs(t *testing.T) {
+	f := &fleetFlags{nodes: 50, namePrefix: "fleet-"}
+	if a, b := f.nodeName(0), f.nodeName(49); a != "fleet-00" || b != "fleet-49" {
+		t.Fatalf("names %s..%s, want fleet-00..fleet-49", a, b)
+	}
+	seen := map[string]int{}
+	for i := range maxFleetNodes {
+		c := podCIDR(i)
+		if j, dup := seen[c]; dup {
+			t.Fatalf("nodes %d and %d share %s", j, i, c)
+		}
+		seen[c] = i
+	}
+	if last := podCIDR(maxFleetNodes - 1); last != "10.127.255.0/24" {
+		t.Fatalf("the last node's CIDR %s, want 10.127.255.0/24 (inside 10.64.0.0/10)", last)
+	}
+}
+
+// TestFleetClientsImpersonateOverOneTransport: each node's requests carry
+// its identity (system:node:<name> in system:nodes) through the one
+// transport of the kubeconfig's identity; the shared informers' client
+// impersonates no one.
+func TestFleetClientsImpersonateOverOneTransport(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]string{} // path -> user, groups, credentials
+	conns := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.URL.Path] = r.Header.Get("Impersonate-User") + " " + strings.Join(r.Header.Values("Impersonate-Group"), ",") +
+			" " + r.Header.Get("Authorization")
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"kind":"Node","apiVersion":"v1","metadata":{"name":"x"}}`)
+	}))
+	srv.EnableHTTP2 = true
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: admin, user: {token: admin-token}}]
+contexts: [{name: c, context: {cluster: c, user: admin}}]
+current-context: c
+`, srv.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clients, err := newFleetClients(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fleetFlags{nodes: 2, namePrefix: "fleet-", rootDir: t.TempDir(), journal: journalDisk, maxPods: 110,
+		statusUpdate: 10e9, leaseSeconds: 40, apiQPS: 50, apiBurst: 100, shutdownGrace: 10e9, log: logOptions{level: "info", format: "json"}}
+	ncs, err := f.nodeConfigs(f.rootDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, nc := range ncs {
+		kube, events, err := clients.forNode(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = kube.CoreV1().Nodes().Get(ctx, nc.nodeName, metav1.GetOptions{})
+		_, _ = events.CoreV1().Nodes().Get(ctx, nc.nodeName+"-events", metav1.GetOptions{})
+	}
+	_, _ = clients.shared.CoreV1().Nodes().Get(ctx, "shared", metav1.GetOptions{})
+	mu.Lock()
+	defer mu.Unlock()
+	for path, want := range map[string]string{
+		"/api/v1/nodes/fleet-0":        "system:node:fleet-0 system:nodes,system:authenticated Bearer admin-token",
+		"/api/v1/nodes/fleet-1-events": "system:node:fleet-1 system:nodes,system:authenticated Bearer admin-token",
+		"/api/v1/nodes/shared":         "  Bearer admin-token",
+	} {
+		if got := seen[path]; got != want {
+			t.Errorf("GET %s as %q, want %q", path, got, want)
+		}
+	}
+	if conns != 1 {
+		t.Errorf("%d connections to the API server, want 1 (HTTP/2, one pool)", conns)
+	}
+}
