@@ -27,6 +27,6 @@ func Example() {
 	fmt.Println("digest:", r.Digest[:16])
 	// Output:
 	// pods: 30 virtual: 16m0s violations: 0
-	// crashes: true steps: 748
-	// digest: 4717741a1b70731f
+	// crashes: true steps: 743
+	// digest: 0345aefcfde00357
 }
