@@ -248,6 +248,14 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 
 	start := time.Now()
+	// The runtime watcher subscribes to the runtime's events before the
+	// recovery lists it: that listing is then the watcher's first, and
+	// the events tell what changed after it (a runtime without events is
+	// listed again by the watcher, as before).
+	events, err := cri.Subscribe(runCtx, cfg.Runtime)
+	if err != nil {
+		log.Debug("runtime events not subscribed before the recovery listing; the watcher lists again", zap.Error(err))
+	}
 	rec, views, err := recoverState(ctx, j, cfg.Runtime, cfg.RemovedRetention, log)
 	if err != nil {
 		return fail(err)
@@ -427,7 +435,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	go func() {
 		defer a.wg.Done()
 		w := cri.NewWatcher(cfg.Runtime, cri.WatchOptions{RelistPeriod: cfg.RelistPeriod, Logger: log.Named("watch"), Initial: views,
-			Relisted: km.Relisted})
+			Subscription: events, Relisted: km.Relisted})
 		w.Run(runCtx, func(v *cri.PodView) { a.system.Root.Send(a.sup, actors.Observed(v.UID, v)) })
 	}()
 	return a, nil
