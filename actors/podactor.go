@@ -91,6 +91,12 @@ type podActor struct {
 	// EIO, a read-only file system, ...); a retry is armed while > 0.
 	appendFailures int
 	appendRetry    clock.Timer
+	// early holds the commands (the source's wish, an eviction) a withView
+	// actor got before its first runtime view, which the Supervisor sends
+	// right behind them: they are decided together with that view and
+	// journaled in one append, so a rebuilt pod goes from nothing to its
+	// adopted state in one step (no status in between, no second append).
+	early []lifecycle.Input
 	// failedInputs are the inputs whose decisions could not be journaled,
 	// in order (at most maxFailedInputs; older ones are dropped: they come
 	// back level-triggered, see appendRetry).
@@ -168,18 +174,24 @@ func (a *podActor) Receive(ctx actor.Context) {
 		if a.appendRetry != nil {
 			a.appendRetry.Stop()
 		}
-	case *pb.PodDesired, *pb.PodUndesired, *pb.Tick, *pb.ProbeResult, *pb.PodEvict:
+	case *pb.PodDesired, *pb.PodUndesired, *pb.PodEvict:
+		if a.mode == withView && !a.synced && !a.stopped {
+			a.early = append(a.early, m.(lifecycle.Input))
+			return
+		}
+		a.handle(ctx, m.(lifecycle.Input))
+	case *pb.Tick, *pb.ProbeResult:
 		a.handle(ctx, m.(lifecycle.Input))
 	case *listed:
 		a.replied(ctx, ctx.Sender())
 		a.listing = false
 		a.synced = true
 		clear(a.done)
-		a.handle(ctx, m.obs)
+		a.handleFirst(ctx, m.obs)
 	case *pb.RuntimeObserved:
 		a.synced = true
 		clear(a.done)
-		a.handle(ctx, m)
+		a.handleFirst(ctx, m)
 	case *effectDone:
 		a.traceLink = m.span
 		a.effectDone(ctx, m)
@@ -242,17 +254,19 @@ type appendRetry struct{}
 // back-off (RetryMin doubling to RetryMax), and the failure is reported
 // (AppendHealth: /healthz). Inputs that arrive meanwhile are decided and
 // appended as usual: the first append that succeeds ends the wait.
-func (a *podActor) appendFailed(ctx actor.Context, in lifecycle.Input, err error) {
-	switch in.(type) {
-	case *pb.PodDesired, *pb.PodUndesired, *pb.PodEvict:
-		// Commands: kept to be decided again. Runtime views, effect
-		// results, ticks and probe results are not: a stale one decided
-		// after a newer outcome would undo it; they come back fresh (the
-		// runtime is listed again, timers and probes are re-derived).
-		if len(a.failedInputs) == maxFailedInputs {
-			a.failedInputs = a.failedInputs[1:]
+func (a *podActor) appendFailed(ctx actor.Context, ins []lifecycle.Input, err error) {
+	for _, in := range ins {
+		switch in.(type) {
+		case *pb.PodDesired, *pb.PodUndesired, *pb.PodEvict:
+			// Commands: kept to be decided again. Runtime views, effect
+			// results, ticks and probe results are not: a stale one decided
+			// after a newer outcome would undo it; they come back fresh (the
+			// runtime is listed again, timers and probes are re-derived).
+			if len(a.failedInputs) == maxFailedInputs {
+				a.failedInputs = a.failedInputs[1:]
+			}
+			a.failedInputs = append(a.failedInputs, in)
 		}
-		a.failedInputs = append(a.failedInputs, in)
 	}
 	n := a.appendFailures
 	a.appendFailures++
@@ -352,11 +366,26 @@ func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
 	}
 }
 
-// handle runs one input through the core: decide, append, adopt, act.
-func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
+// handleFirst handles a runtime view, with the commands held for it (early).
+func (a *podActor) handleFirst(ctx actor.Context, obs *pb.RuntimeObserved) {
+	if len(a.early) == 0 {
+		a.handle(ctx, obs)
+		return
+	}
+	ins := append(a.early, obs)
+	a.early = nil
+	a.handle(ctx, ins...)
+}
+
+// handle runs inputs through the core, in order: decide each on the state
+// the previous one decided, append all their events at once, adopt, act.
+// in holds one input, but for an actor's first view and the commands held
+// for it (handleFirst).
+func (a *podActor) handle(ctx actor.Context, ins ...lifecycle.Input) {
 	if a.stopped {
 		return
 	}
+	in, last := ins[0], ins[len(ins)-1]
 	now := a.deps.Clock.Now()
 	if a.deps.Worker != nil {
 		op := "sync"
@@ -369,6 +398,10 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		defer func() { a.deps.Worker.Synced(op, a.deps.Clock.Since(now)) }()
 	}
 	dec := a.deps.Lifecycle.Decide(a.state, in, now)
+	for _, next := range ins[1:] {
+		d := a.deps.Lifecycle.Decide(dec.State, next, now)
+		dec = lifecycle.Decision{Events: append(dec.Events, d.Events...), State: d.State, Effects: d.Effects}
+	}
 	a.beginSync(in, now, dec)
 	defer a.endSync()
 	if len(dec.Events) > 0 {
@@ -386,11 +419,11 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 				panic(&JournalError{PodUID: a.uid, Err: err}) // the journal is gone: see podStrategy
 			}
 			a.syncFailed(err)
-			a.appendFailed(ctx, in, err)
+			a.appendFailed(ctx, ins, err)
 			return
 		}
 		a.appendSucceeded()
-		rebuilt := rebuiltBy(in, a.state, dec.State)
+		rebuilt := rebuiltBy(last, a.state, dec.State)
 		if a.deps.Worker != nil {
 			a.deps.Worker.Appended(len(dec.Events), a.deps.Clock.Since(appendStart))
 		}
@@ -413,7 +446,7 @@ func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
 		}
 	} else {
 		a.state = dec.State // the runtime view is kept; nothing durable changed
-		if _, view := in.(*pb.RuntimeObserved); view && a.appendFailures > 0 && len(a.failedInputs) == 0 {
+		if _, view := last.(*pb.RuntimeObserved); view && a.appendFailures > 0 && len(a.failedInputs) == 0 {
 			a.appendSucceeded() // a fresh view leaves nothing to journal: the wait is over
 		}
 		if a.state.P.Removed && len(dec.Effects) == 0 {
