@@ -77,6 +77,12 @@ type podActor struct {
 	// EIO, a read-only file system, ...); a retry is armed while > 0.
 	appendFailures int
 	appendRetry    clock.Timer
+	// early holds the commands (the source's wish, an eviction) a withView
+	// actor got before its first runtime view, which the Supervisor sends
+	// right behind them: they are decided together with that view and
+	// journaled in one append, so a rebuilt pod goes from nothing to its
+	// adopted state in one decision and one status.
+	early []lifecycle.Input
 	// failedInputs are the inputs whose decisions could not be journaled,
 	// in order (at most maxFailedInputs; older ones are dropped: they come
 	// back level-triggered, see appendRetry).
@@ -155,8 +161,16 @@ func (a *podActor) Receive(ctx actor.Context) {
 		if a.appendRetry != nil {
 			a.appendRetry.Stop()
 		}
-	case *pb.PodDesired, *pb.PodUndesired, *pb.Tick, *pb.ProbeResult, *pb.PodEvict, *pb.RuntimeObserved:
+	case *pb.PodDesired, *pb.PodUndesired, *pb.PodEvict:
+		if a.mode == withView && a.drv != nil && !a.drv.Synced() && !a.stopped {
+			a.early = append(a.early, m.(lifecycle.Input))
+			return
+		}
 		a.handle(ctx, m.(lifecycle.Input))
+	case *pb.Tick, *pb.ProbeResult:
+		a.handle(ctx, m.(lifecycle.Input))
+	case *pb.RuntimeObserved:
+		a.handleFirst(ctx, m)
 	case *timerFired:
 		if a.drv != nil {
 			a.drv.TimerFired()
@@ -165,7 +179,7 @@ func (a *podActor) Receive(ctx actor.Context) {
 	case *listed:
 		a.replied(ctx, ctx.Sender())
 		a.drv.Listed(true)
-		a.handle(ctx, m.obs)
+		a.handleFirst(ctx, m.obs)
 	case *effectDone:
 		a.traceLink = m.span
 		a.effectDone(ctx, m)
@@ -228,17 +242,19 @@ type appendRetry struct{}
 // back-off (RetryMin doubling to RetryMax), and the failure is reported
 // (AppendHealth: /healthz). Inputs that arrive meanwhile are decided and
 // appended as usual: the first append that succeeds ends the wait.
-func (a *podActor) appendFailed(ctx actor.Context, in lifecycle.Input, err error) {
-	switch in.(type) {
-	case *pb.PodDesired, *pb.PodUndesired, *pb.PodEvict:
-		// Commands: kept to be decided again. Runtime views, effect
-		// results, ticks and probe results are not: a stale one decided
-		// after a newer outcome would undo it; they come back fresh (the
-		// runtime is listed again, timers and probes are re-derived).
-		if len(a.failedInputs) == maxFailedInputs {
-			a.failedInputs = a.failedInputs[1:]
+func (a *podActor) appendFailed(ctx actor.Context, ins []lifecycle.Input, err error) {
+	for _, in := range ins {
+		switch in.(type) {
+		case *pb.PodDesired, *pb.PodUndesired, *pb.PodEvict:
+			// Commands: kept to be decided again. Runtime views, effect
+			// results, ticks and probe results are not: a stale one decided
+			// after a newer outcome would undo it; they come back fresh (the
+			// runtime is listed again, timers and probes are re-derived).
+			if len(a.failedInputs) == maxFailedInputs {
+				a.failedInputs = a.failedInputs[1:]
+			}
+			a.failedInputs = append(a.failedInputs, in)
 		}
-		a.failedInputs = append(a.failedInputs, in)
 	}
 	n := a.appendFailures
 	a.appendFailures++
@@ -319,21 +335,30 @@ func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
 		}
 		a.log().Warn("effect failed", zap.String("effect", key), zap.Duration("retryAfter", retryAfter), zap.Error(m.err))
 	}
-	a.carryOut(ctx, m.result, rd, now)
+	a.carryOut(ctx, []lifecycle.Input{m.result}, rd, now)
 }
 
-// handle runs one input through the core: decide, append, adopt, act.
-func (a *podActor) handle(ctx actor.Context, in lifecycle.Input) {
+// handleFirst handles a runtime view, with the commands held for it (early).
+func (a *podActor) handleFirst(ctx actor.Context, obs *pb.RuntimeObserved) {
+	ins := append(a.early, lifecycle.Input(obs))
+	a.early = nil
+	a.handle(ctx, ins[0], ins[1:]...)
+}
+
+// handle runs inputs through the core (one, but for an actor's first view
+// and the commands held for it): decide, append, adopt, act.
+func (a *podActor) handle(ctx actor.Context, in lifecycle.Input, more ...lifecycle.Input) {
 	if a.stopped {
 		return
 	}
 	now := a.deps.Clock.Now()
-	a.carryOut(ctx, in, a.drv.Step(in, now), now)
+	a.carryOut(ctx, append([]lifecycle.Input{in}, more...), a.drv.Step(in, now, more...), now)
 }
 
-// carryOut makes the decision rd (of in, at now) durable, adopts it
+// carryOut makes the decision rd (of ins, at now) durable, adopts it
 // (Driver.Advance) and carries out the work it makes ready.
-func (a *podActor) carryOut(ctx actor.Context, in lifecycle.Input, rd lifecycle.Ready, now time.Time) {
+func (a *podActor) carryOut(ctx actor.Context, ins []lifecycle.Input, rd lifecycle.Ready, now time.Time) {
+	in, last := ins[0], ins[len(ins)-1]
 	if a.deps.Worker != nil {
 		op := "sync"
 		if _, desired := in.(*pb.PodDesired); desired {
@@ -364,7 +389,7 @@ func (a *podActor) carryOut(ctx actor.Context, in lifecycle.Input, rd lifecycle.
 				panic(&JournalError{PodUID: a.uid, Err: err}) // the journal is gone: see podStrategy
 			}
 			a.syncFailed(err)
-			a.appendFailed(ctx, in, err)
+			a.appendFailed(ctx, ins, err)
 			if w := a.drv.Advance(rd, err); w.List {
 				a.sendList(ctx)
 			}
@@ -379,7 +404,7 @@ func (a *podActor) carryOut(ctx actor.Context, in lifecycle.Input, rd lifecycle.
 	w := a.drv.Advance(rd, nil)
 	a.state = a.drv.State()
 	if w.Appended {
-		if rebuilt := rebuiltBy(in, before, a.state); rebuilt != "" {
+		if rebuilt := rebuiltBy(last, before, a.state); rebuilt != "" {
 			a.rebuilt(rebuilt)
 		}
 		if a.deps.Events != nil {

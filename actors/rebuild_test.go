@@ -39,7 +39,9 @@ func (r *rebuildLog) get(uid string) (string, bool) {
 // pod runs starts again on an empty journal. The pod is rebuilt from the
 // runtime: its container keeps its ID (nothing stopped or created), its
 // restart count is kept, the rebuild is reported, and the rebuilt state is
-// journaled.
+// journaled. The first status the rebuilt pod publishes is the adopted one:
+// the source's wish and the runtime's view are decided and journaled
+// together, so no Pending status comes first.
 func TestLostJournalAdoptsRunningPod(t *testing.T) {
 	_, client := newSim(t)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
@@ -85,6 +87,13 @@ func TestLostJournalAdoptsRunningPod(t *testing.T) {
 		return ok && u.Status != nil && u.Status.Phase == corev1.PodRunning && len(u.Status.ContainerStatuses) == 1 &&
 			u.Status.ContainerStatuses[0].State.Running != nil
 	})
+	st2.mu.Lock()
+	first := st2.first["uid-web"]
+	st2.mu.Unlock()
+	if first.Status == nil || first.Status.Phase != corev1.PodRunning || len(first.Status.ContainerStatuses) != 1 ||
+		first.Status.ContainerStatuses[0].ContainerID != wantID {
+		t.Errorf("first status published after the rebuild: %+v, want Running with the adopted container", first.Status)
+	}
 	u, _ = st2.get("uid-web")
 	if got := u.Status.ContainerStatuses[0].ContainerID; got != wantID {
 		t.Errorf("container ID after the rebuild = %s, want the adopted %s", got, wantID)

@@ -80,14 +80,21 @@ func (j *memJournal) load(_ context.Context, uid string) (*lifecycle.State, erro
 }
 
 type statusLog struct {
-	mu   sync.Mutex
-	last map[string]PodUpdate
+	mu    sync.Mutex
+	last  map[string]PodUpdate
+	first map[string]PodUpdate // the first update of each pod
 }
 
 func (s *statusLog) PodStatus(u PodUpdate) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.last[u.UID] = u
+	if s.first == nil {
+		s.first = map[string]PodUpdate{}
+	}
+	if _, ok := s.first[u.UID]; !ok {
+		s.first[u.UID] = u
+	}
 }
 
 func (s *statusLog) get(uid string) (PodUpdate, bool) {

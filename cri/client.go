@@ -378,18 +378,28 @@ func (c *Client) RemovePodSandbox(ctx context.Context, id string) error {
 
 // PodSandboxStatus returns the sandbox's status. A missing sandbox is an error of Kind NotFound.
 func (c *Client) PodSandboxStatus(ctx context.Context, id string) (*runtimeapi.PodSandboxStatus, error) {
-	var st *runtimeapi.PodSandboxStatus
-	err := c.call(ctx, "PodSandboxStatus", id, c.timeout, func(ctx context.Context) error {
-		resp, err := c.runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id})
+	resp, err := c.podSandboxStatus(ctx, id)
+	return resp.GetStatus(), err
+}
+
+// podSandboxStatus is PodSandboxStatus with the whole response (the
+// statuses of the sandbox's containers, if the runtime gives them).
+func (c *Client) podSandboxStatus(ctx context.Context, id string) (*runtimeapi.PodSandboxStatusResponse, error) {
+	var resp *runtimeapi.PodSandboxStatusResponse
+	err := c.call(ctx, "PodSandboxStatus", id, c.timeout, func(ctx context.Context) (err error) {
+		resp, err = c.runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id})
 		if err != nil {
 			return err
 		}
-		if st = resp.GetStatus(); st == nil {
+		if resp.GetStatus() == nil {
 			return errors.New("runtime returned no sandbox status")
 		}
 		return nil
 	})
-	return st, err
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
 }
 
 // filterID describes a list filter for errors.

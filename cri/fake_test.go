@@ -41,6 +41,10 @@ type fakeRuntime struct {
 	vanish map[string]bool
 	// ignoreSelectors makes List calls ignore label selectors (a sloppy runtime).
 	ignoreSelectors bool
+	// withContainers makes PodSandboxStatus answer with the statuses of the
+	// sandbox's containers (containers_statuses, as the simulated runtime
+	// does; containerd 2 does not), except vanished ones.
+	withContainers bool
 	// lastStopTimeout is the Timeout of the last StopContainer request.
 	lastStopTimeout int64
 
@@ -338,7 +342,15 @@ func (f *fakeRuntime) PodSandboxStatus(ctx context.Context, req *runtimeapi.PodS
 	if !ok || f.vanish[req.GetPodSandboxId()] {
 		return nil, notFound("sandbox", req.GetPodSandboxId())
 	}
-	return &runtimeapi.PodSandboxStatusResponse{Status: clone(s)}, nil
+	resp := &runtimeapi.PodSandboxStatusResponse{Status: clone(s)}
+	if f.withContainers {
+		for id, c := range f.containers {
+			if c.sandboxID == req.GetPodSandboxId() && !f.vanish[id] {
+				resp.ContainersStatuses = append(resp.ContainersStatuses, clone(c.status))
+			}
+		}
+	}
+	return resp, nil
 }
 
 func (f *fakeRuntime) ListPodSandbox(ctx context.Context, req *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {

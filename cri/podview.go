@@ -251,9 +251,14 @@ func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache
 		return v
 	}
 	// The Status calls go out Options.StatusConcurrency at a time: a node
-	// that lost its journal asks for every object it runs.
+	// that lost its journal asks for every object it runs. Sandboxes first:
+	// a runtime that answers PodSandboxStatus with the statuses of the
+	// sandbox's containers (the CRI's containers_statuses, filled for the
+	// kubelet's evented PLEG) answers those containers' ContainerStatus
+	// calls too, and they are not made.
 	sbs, sbOK := make([]Sandbox, len(sandboxes)), make([]bool, len(sandboxes))
 	cts, ctOK := make([]Container, len(containers)), make([]bool, len(containers))
+	sbContainers := make([][]*runtimeapi.ContainerStatus, len(sandboxes))
 	var calls []func(ctx context.Context) error
 	for i, ps := range sandboxes {
 		if pod(ps.GetLabels()) == nil {
@@ -270,10 +275,26 @@ func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache
 			continue
 		}
 		calls = append(calls, func(ctx context.Context) (err error) {
-			sbs[i], sbOK[i], err = c.sandbox(ctx, ps, nil)
+			sbs[i], sbOK[i], sbContainers[i], err = c.sandbox(ctx, ps)
 			return err
 		})
 	}
+	if err := c.callAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	var given map[string]*runtimeapi.ContainerStatus // by container ID
+	for i := range sandboxes {
+		for _, st := range sbContainers[i] {
+			if st.GetId() == "" {
+				continue
+			}
+			if given == nil {
+				given = map[string]*runtimeapi.ContainerStatus{}
+			}
+			given[st.GetId()] = st
+		}
+	}
+	calls = calls[:0]
 	for i, pc := range containers {
 		if pod(pc.GetLabels()) == nil {
 			continue
@@ -282,8 +303,12 @@ func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache
 			cts[i], ctOK[i] = ct, true
 			continue
 		}
+		if st, ok := given[pc.GetId()]; ok {
+			cts[i], ctOK[i] = listedContainer(pc, st), true
+			continue
+		}
 		calls = append(calls, func(ctx context.Context) (err error) {
-			cts[i], ctOK[i], err = c.container(ctx, pc, nil)
+			cts[i], ctOK[i], err = c.container(ctx, pc)
 			return err
 		})
 	}
@@ -317,29 +342,24 @@ func (c *Client) listPods(ctx context.Context, podUID string, cache *statusCache
 	return pods, nil
 }
 
-// sandbox converts a listed sandbox, asking PodSandboxStatus for the IP of a ready one.
-// ok is false when the sandbox vanished meanwhile.
-func (c *Client) sandbox(ctx context.Context, ps *runtimeapi.PodSandbox, cache *statusCache) (Sandbox, bool, error) {
-	ready := ps.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY
-	if s, ok := cache.sandbox(ps.GetId(), ready); ok {
-		return s, true, nil
-	}
+// sandbox converts a listed ready sandbox, asking PodSandboxStatus for its IP. It also
+// returns the statuses of the sandbox's containers, if the runtime gave them with the
+// sandbox's. ok is false when the sandbox vanished meanwhile.
+func (c *Client) sandbox(ctx context.Context, ps *runtimeapi.PodSandbox) (Sandbox, bool, []*runtimeapi.ContainerStatus, error) {
 	s := listedSandbox(ps)
-	if !ready {
-		return s, true, nil
-	}
-	st, err := c.PodSandboxStatus(ctx, ps.GetId())
+	resp, err := c.podSandboxStatus(ctx, ps.GetId())
 	switch {
 	case KindOf(err) == NotFound:
-		return Sandbox{}, false, nil
+		return Sandbox{}, false, nil, nil
 	case err != nil:
-		return Sandbox{}, false, err
+		return Sandbox{}, false, nil, err
 	}
+	st := resp.GetStatus()
 	s.Ready = st.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY
 	if s.Ready {
 		s.IP = st.GetNetwork().GetIp()
 	}
-	return s, true, nil
+	return s, true, resp.GetContainersStatuses(), nil
 }
 
 // listedSandbox is what the listing says of a sandbox (no IP).
@@ -389,10 +409,7 @@ func (c *Client) callAll(ctx context.Context, calls []func(ctx context.Context) 
 
 // container converts a listed container, completing it from ContainerStatus.
 // ok is false when the container vanished meanwhile.
-func (c *Client) container(ctx context.Context, pc *runtimeapi.Container, cache *statusCache) (Container, bool, error) {
-	if ct, ok := cache.container(pc.GetId(), containerState(pc.GetState())); ok {
-		return ct, true, nil
-	}
+func (c *Client) container(ctx context.Context, pc *runtimeapi.Container) (Container, bool, error) {
 	st, err := c.ContainerStatus(ctx, pc.GetId())
 	switch {
 	case KindOf(err) == NotFound:
@@ -400,6 +417,12 @@ func (c *Client) container(ctx context.Context, pc *runtimeapi.Container, cache 
 	case err != nil:
 		return Container{}, false, err
 	}
+	return listedContainer(pc, st), true, nil
+}
+
+// listedContainer is a listed container completed from its status (from
+// ContainerStatus, or given with its sandbox's).
+func listedContainer(pc *runtimeapi.Container, st *runtimeapi.ContainerStatus) Container {
 	name := st.GetMetadata().GetName()
 	if name == "" {
 		name = pc.GetMetadata().GetName()
@@ -430,7 +453,7 @@ func (c *Client) container(ctx context.Context, pc *runtimeapi.Container, cache 
 		Image:        image,
 		ImageRef:     imageRef,
 		RestartCount: restartCount(cmp.Or(st.GetAnnotations()[AnnotationRestartCount], pc.GetAnnotations()[AnnotationRestartCount])),
-	}, true, nil
+	}
 }
 
 // nanoTime converts CRI nanoseconds since the epoch; 0 is the zero time.

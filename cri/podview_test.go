@@ -119,6 +119,54 @@ func TestListPodsGroupsManagedObjects(t *testing.T) {
 	}
 }
 
+// TestListPodsTakesContainerStatusesFromSandboxStatus: a runtime that answers
+// PodSandboxStatus with the statuses of the sandbox's containers is not asked
+// ContainerStatus for them; the views are the same as from a runtime that does
+// not. A container missing from its sandbox's answer (here: vanished) is asked
+// about, and dropped on NotFound.
+func TestListPodsTakesContainerStatusesFromSandboxStatus(t *testing.T) {
+	views := map[bool]map[string]*PodView{}
+	for _, with := range []bool{false, true} {
+		f := newFakeRuntime()
+		ids := populate(f)
+		f.vanish[ids["a-side"]] = true
+		f.withContainers = with
+		c := dialFake(t, f, Options{})
+		pods, err := c.ListPods(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		views[with] = pods
+		// Managed containers: a-init, a-app, a-app1, a-side (vanished), b-app;
+		// all in ready sandboxes.
+		want := 5
+		if with {
+			want = 1 // a-side, which its sandbox's answer leaves out
+		}
+		if got := f.count("ContainerStatus"); got != want {
+			t.Errorf("containers given with their sandboxes: %v: %d ContainerStatus calls, want %d", with, got, want)
+		}
+		if got := f.count("PodSandboxStatus"); got != 2 {
+			t.Errorf("containers given with their sandboxes: %v: %d PodSandboxStatus calls, want 2 (the ready ones)", with, got)
+		}
+		for _, ct := range pods["pod-a"].Containers {
+			if ct.ID == ids["a-side"] {
+				t.Errorf("containers given with their sandboxes: %v: vanished container listed: %+v", with, ct)
+			}
+		}
+	}
+	if len(views[false]) != len(views[true]) {
+		t.Fatalf("pods: %d without, %d with statuses given with their sandboxes", len(views[false]), len(views[true]))
+	}
+	for uid, v := range views[false] {
+		w := views[true][uid]
+		w.ListedAt = v.ListedAt
+		if !v.Equal(w) {
+			t.Errorf("pod %s: view differs when the containers' statuses come with the sandbox's:\n%+v\n%+v", uid, v, w)
+		}
+	}
+}
+
 func TestListPodsDropsObjectsRemovedDuringListing(t *testing.T) {
 	f := newFakeRuntime()
 	ids := populate(f)

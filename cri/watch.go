@@ -42,6 +42,10 @@ type WatchOptions struct {
 	// as already reported, so the first listing reports only what changed since, and asks no
 	// status of objects they show in the same state.
 	Initial map[string]*PodView
+	// Subscription, when set, is the event stream Subscribe opened before the caller listed
+	// the runtime for Initial: Run takes it over (and ends it when it returns), and with
+	// Initial set makes no full listing at start. Run must be called only once with it.
+	Subscription *Subscription
 	// Relisted is called on Run's goroutine after each full relist, failed or not, with
 	// when it started (Clock's time) and how long it took; nil: nobody. It must not block.
 	Relisted func(started time.Time, took time.Duration)
@@ -60,7 +64,9 @@ type WatchOptions struct {
 // Guarantees of Run:
 //   - sink is called from a single goroutine, one view at a time, only with a view that differs
 //     (PodView.Equal) from the last one passed for that pod UID (or given in Initial). The first
-//     listing reports every managed pod in the runtime that Initial does not show as it is.
+//     listing reports every managed pod in the runtime that Initial does not show as it is
+//     (with Initial and a Subscription made before it was listed there is none at start:
+//     the events since tell what changed).
 //   - A pod whose objects all disappeared is reported once with an empty view (only UID set).
 //   - A failed listing reports nothing: a runtime outage never looks like pods disappearing.
 //   - Events are read off the stream at once into an unbounded queue, so a slow sink never
@@ -79,6 +85,23 @@ type Watcher struct {
 	// afterRelist is a test hook called on Run's goroutine after each full relist; nil in
 	// production.
 	afterRelist func()
+}
+
+// Subscription is a runtime event stream opened before a Watcher runs (Subscribe).
+type Subscription struct{ sub *subscription }
+
+// Subscribe opens the runtime's event stream for a Watcher that is to run later
+// (WatchOptions.Subscription), so that a listing the caller makes after it returned can be
+// the Watcher's first: with Initial set to that listing, Run makes no full listing at start,
+// and the events since Subscribe tell what changed after it. A runtime that serves no
+// events, or a failed subscription, is an error; the Watcher then subscribes and lists as it
+// would without. The stream ends with ctx (which should be Run's) or when Run returns.
+func Subscribe(ctx context.Context, c *Client) (*Subscription, error) {
+	sub, err := subscribe(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return &Subscription{sub: sub}, nil
 }
 
 // NewWatcher returns a Watcher on c. It starts nothing until Run.
@@ -139,6 +162,14 @@ func (w *Watcher) Run(ctx context.Context, sink func(*PodView)) {
 	backoff := eventsBackoffMin
 	var lastFull time.Time
 	needFull := true
+	if w.opts.Subscription != nil {
+		sub = w.opts.Subscription.sub
+	}
+	if sub != nil && w.opts.Initial != nil {
+		// Subscribed before the caller's listing (Subscribe): that
+		// listing is the first, and the events since tell the rest.
+		needFull, lastFull = false, w.clock.Now()
+	}
 	for {
 		now := w.clock.Now()
 		if sub == nil && !now.Before(retryAt) {
@@ -348,9 +379,11 @@ type subscription struct {
 	delivered bool // the stream delivered at least one event
 }
 
-func (w *Watcher) subscribe(ctx context.Context) (*subscription, error) {
+func (w *Watcher) subscribe(ctx context.Context) (*subscription, error) { return subscribe(ctx, w.c) }
+
+func subscribe(ctx context.Context, c *Client) (*subscription, error) {
 	sctx, cancel := context.WithCancel(ctx)
-	stream, err := w.c.GetContainerEvents(sctx)
+	stream, err := c.GetContainerEvents(sctx)
 	if err != nil {
 		cancel()
 		return nil, err

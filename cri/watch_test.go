@@ -399,3 +399,73 @@ func TestWatcherInitialViews(t *testing.T) {
 		t.Fatalf("first listing made %d status calls, want 1 (the exited container)", got)
 	}
 }
+
+// TestWatcherSubscribedBeforeInitial: with an event stream opened before the
+// caller's listing (Subscribe) and that listing as Initial, Run lists nothing
+// at start; a change made after the listing (and before Run) comes from its
+// event. A runtime without events is listed at once, as without.
+func TestWatcherSubscribedBeforeInitial(t *testing.T) {
+	t.Run("events", func(t *testing.T) {
+		f := newFakeRuntime()
+		f.events = true
+		ids := populate(f)
+		c := dialFake(t, f, Options{})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		sub, err := Subscribe(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the subscription", func() bool { return f.subscribers() == 1 })
+		initial, err := c.ListPods(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		lists := f.count("ListPodSandbox") + f.count("ListContainers")
+		f.exit(ids["b-app"], 2, "Error")
+
+		clk := clocktesting.NewFakeClock(time.Unix(1000, 0)) // never stepped
+		w := NewWatcher(c, WatchOptions{Clock: clk, Initial: initial, Subscription: sub})
+		var relists atomic.Int64
+		w.afterRelist = func() { relists.Add(1) }
+		rec := &recorder{}
+		runWatcher(t, w, rec.sink)
+		waitFor(t, "the exited container", func() bool { return rec.len() >= 1 })
+		if v := rec.get(0); v.UID != "pod-b" || container(v, ids["b-app"]).State != ContainerExited {
+			t.Fatalf("first view: %+v", v)
+		}
+		if relists.Load() != 0 || f.subscribers() != 1 {
+			t.Fatalf("%d full relists and %d subscriptions, want none and the one made before", relists.Load(), f.subscribers())
+		}
+		f.mu.Lock()
+		podLists := f.podLists["pod-b"]
+		f.mu.Unlock()
+		if got := f.count("ListPodSandbox") + f.count("ListContainers") - lists; got != 2 || podLists != 1 {
+			t.Fatalf("%d List calls (%d of pod-b) after the caller's listing, want the event's ListPod of pod-b only", got, podLists)
+		}
+	})
+	t.Run("no events", func(t *testing.T) {
+		f := newFakeRuntime()
+		ids := populate(f)
+		c := dialFake(t, f, Options{})
+		sub, err := Subscribe(t.Context(), c)
+		if err != nil {
+			t.Fatal(err) // the stream's error comes with its first Recv
+		}
+		initial, err := c.ListPods(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.exit(ids["b-app"], 2, "Error")
+		clk := clocktesting.NewFakeClock(time.Unix(1000, 0)) // never stepped
+		w := NewWatcher(c, WatchOptions{Clock: clk, Initial: initial, Subscription: sub})
+		var relists atomic.Int64
+		w.afterRelist = func() { relists.Add(1) }
+		rec := &recorder{}
+		runWatcher(t, w, rec.sink)
+		waitFor(t, "the relist", func() bool { return relists.Load() > 0 && rec.len() >= 1 && w.Mode() == ModeRelist })
+		if v := rec.get(0); v.UID != "pod-b" || container(v, ids["b-app"]).State != ContainerExited {
+			t.Fatalf("first view: %+v", v)
+		}
+	})
+}

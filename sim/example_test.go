@@ -27,6 +27,6 @@ func Example() {
 	fmt.Println("digest:", r.Digest[:16])
 	// Output:
 	// pods: 30 virtual: 16m0s violations: 0
-	// crashes: true steps: 724
-	// digest: 75407796c053409a
+	// crashes: true steps: 725
+	// digest: fb7c422253e6b038
 }

@@ -32,7 +32,7 @@ func Apply(s *State, env *pb.Envelope) {
 		s.P.SpecDigest = ev.SpecDigest
 		s.P.Source = ev.Source
 		s.P.AcceptedAtUnixNano = at
-		if pod, err := DecodePod(ev.PodJson); err == nil {
+		if pod, err := s.decode(ev.PodJson); err == nil {
 			s.setSpec(pod)
 		} else {
 			s.Pod, s.desired = nil, nil
@@ -47,7 +47,7 @@ func Apply(s *State, env *pb.Envelope) {
 		s.P.Message = ev.Message
 		if len(ev.PodJson) > 0 && len(s.P.PodJson) == 0 {
 			s.P.PodJson = ev.PodJson
-			if pod, err := DecodePod(ev.PodJson); err == nil {
+			if pod, err := s.decode(ev.PodJson); err == nil {
 				s.setSpec(pod)
 			}
 		}

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -59,6 +60,7 @@ func (c Config) Decide(s *State, in Input, now time.Time) Decision {
 			break
 		}
 	}
+	d.s.decoded = decodedSpec{} // not kept past the decision (see State.decoded)
 	return Decision{Events: d.events, State: d.s, Effects: effects}
 }
 
@@ -123,14 +125,25 @@ func (d *decider) desired(in *pb.PodDesired) {
 	if p.Terminating && !p.Removed {
 		return // wanted again while going: the Supervisor asks again once it is gone
 	}
+	// The source's pod is decoded once per input, and encoded as journaled
+	// (storedSpec) once: acceptance and update share both, and the fold of
+	// the event reuses the decoded pod when the journaled bytes are the
+	// input's (see State.decoded).
+	pod, err := DecodePod(in.PodJson)
+	var stored []byte
+	var digest string
+	if err == nil {
+		stored, digest = storedSpec(pod)
+		if bytes.Equal(stored, in.PodJson) {
+			d.s.decoded = decodedSpec{json: stored, pod: pod}
+		}
+	}
 	if (len(p.PodJson) == 0 || p.Removed) && !p.Rejected {
-		pod, err := DecodePod(in.PodJson)
 		if err != nil {
 			d.emit(&pb.Event{Kind: &pb.Event_PodRejected{PodRejected: &pb.PodRejected{
 				Reason: "InvalidSpec", Message: err.Error()}}})
 			return
 		}
-		stored, digest := storedSpec(pod)
 		if reason, msg := unsupported(pod); msg != "" {
 			d.emit(&pb.Event{Kind: &pb.Event_PodRejected{PodRejected: &pb.PodRejected{
 				Reason: reason, Message: msg, PodJson: stored}}})
@@ -144,11 +157,7 @@ func (d *decider) desired(in *pb.PodDesired) {
 		d.emit(&pb.Event{Kind: &pb.Event_PodAccepted{PodAccepted: &pb.PodAccepted{
 			PodJson: stored, SpecDigest: digest, Source: in.Source}}})
 	}
-	if d.s.Pod == nil {
-		return
-	}
-	pod, err := DecodePod(in.PodJson)
-	if err != nil {
+	if d.s.Pod == nil || err != nil {
 		return
 	}
 	if pod.DeletionTimestamp != nil {
@@ -159,7 +168,7 @@ func (d *decider) desired(in *pb.PodDesired) {
 		d.terminate("Deleted", grace)
 		return
 	}
-	d.update(pod)
+	d.update(pod, stored, digest)
 }
 
 func (d *decider) undesired(reason string) {
@@ -550,9 +559,9 @@ func orDefault(s, def string) string {
 
 // storedSpec returns the pod as journaled (status dropped) and its digest.
 func storedSpec(pod *corev1.Pod) ([]byte, string) {
-	cp := pod.DeepCopy()
+	cp := *pod // shallow: only encoded, never changed
 	cp.Status = corev1.PodStatus{}
-	b, err := json.Marshal(cp)
+	b, err := json.Marshal(&cp)
 	if err != nil { // a decoded Pod always encodes
 		panic(fmt.Sprintf("encode pod %s: %v", pod.UID, err))
 	}

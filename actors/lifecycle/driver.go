@@ -132,12 +132,23 @@ type Dispatch struct {
 
 // Step decides in at now. A *pb.RuntimeObserved also opens the way for
 // effects (the first view) and for those that succeeded since the last one.
-func (d *Driver) Step(in Input, now time.Time) Ready {
-	if _, view := in.(*pb.RuntimeObserved); view {
-		d.synced = true
-		clear(d.done)
+// With more inputs, each is decided on the state the one before decided,
+// and their events are made durable together (one append): a pod's first
+// view with the commands that came before it.
+func (d *Driver) Step(in Input, now time.Time, more ...Input) Ready {
+	var dec Decision
+	st := d.state
+	for i, next := range append([]Input{in}, more...) {
+		if _, view := next.(*pb.RuntimeObserved); view {
+			d.synced = true
+			clear(d.done)
+		}
+		nd := d.cfg.Decide(st, next, now)
+		if i > 0 {
+			nd.Events = append(dec.Events, nd.Events...)
+		}
+		dec, st = nd, nd.State
 	}
-	dec := d.cfg.Decide(d.state, in, now)
 	return Ready{Events: dec.Events, dec: &dec, now: now}
 }
 

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -81,9 +82,13 @@ type ArmTimer struct {
 	At time.Time
 }
 
-func (e PullImage) Key() string       { return fmt.Sprintf("pull/%s/%d", e.Container, e.Attempt) }
-func (e RunSandbox) Key() string      { return fmt.Sprintf("runsandbox/%d", e.Attempt) }
-func (e CreateContainer) Key() string { return fmt.Sprintf("create/%s/%d", e.Name, e.Attempt) }
+func (e PullImage) Key() string {
+	return "pull/" + e.Container + "/" + strconv.FormatUint(uint64(e.Attempt), 10)
+}
+func (e RunSandbox) Key() string { return "runsandbox/" + strconv.FormatUint(uint64(e.Attempt), 10) }
+func (e CreateContainer) Key() string {
+	return "create/" + e.Name + "/" + strconv.FormatUint(uint64(e.Attempt), 10)
+}
 func (e StartContainer) Key() string  { return "start/" + e.ID }
 func (e StopContainer) Key() string   { return "stop/" + e.ID }
 func (e RemoveContainer) Key() string { return "rmcontainer/" + e.ID }

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -27,6 +28,28 @@ type State struct {
 	// asked: the lifecycle hook tries this process journaled (see
 	// hookCalls); not journaled, so empty after a replay.
 	asked hookCalls
+	// decoded: the pod Decide just decoded from a source's input whose
+	// bytes are the ones it journals (PodAccepted, PodUpdated, PodRejected),
+	// so that folding the event does not decode the same bytes again.
+	// DecodePod is deterministic: the same bytes give the same pod, so a
+	// replay, which decodes, folds the same state. Never journaled.
+	decoded decodedSpec
+}
+
+// decodedSpec is a pod and the JSON it was decoded from.
+type decodedSpec struct {
+	json []byte
+	pod  *corev1.Pod
+}
+
+// decode is DecodePod(b), taken from s.decoded when that was decoded from
+// the same bytes. The decoded pod is shared and never mutated, as State.Pod.
+func (s *State) decode(b []byte) (*corev1.Pod, error) {
+	if c := s.decoded; c.pod != nil && bytes.Equal(c.json, b) {
+		s.decoded = decodedSpec{}
+		return c.pod, nil
+	}
+	return DecodePod(b)
 }
 
 // NewState returns the empty state of the pod with the given UID.

@@ -24,12 +24,13 @@ const specChangedKillFormat = "Container %s definition changed, will be restarte
 // whose image changed are restarted, as the kubelet restarts a container
 // whose spec hash changed. What the API server does not allow to change is
 // not checked again here.
-func (d *decider) update(pod *corev1.Pod) {
+//
+// stored and digest are storedSpec(pod).
+func (d *decider) update(pod *corev1.Pod, stored []byte, digest string) {
 	p := d.s.P
 	if !d.s.Accepted() || p.Terminating || p.Terminated || p.Removed || p.DeadlineExceeded || finished(d.s, d.now) {
 		return
 	}
-	stored, digest := storedSpec(pod)
 	if digest == p.SpecDigest {
 		return
 	}
@@ -52,7 +53,7 @@ func (d *decider) update(pod *corev1.Pod) {
 // applyPodUpdated folds PodUpdated: the new spec, and the containers to
 // restart marked for a kill.
 func applyPodUpdated(s *State, ev *pb.PodUpdated) {
-	pod, err := DecodePod(ev.PodJson)
+	pod, err := s.decode(ev.PodJson)
 	if err != nil {
 		return // a corrupt record: the accepted spec stays
 	}

@@ -194,6 +194,14 @@ func (a *Agent) start(ctx context.Context) error {
 	}
 
 	start := time.Now()
+	// The runtime watcher subscribes to the runtime's events before the
+	// recovery lists it: that listing is then the watcher's first, and
+	// the events tell what changed after it (a runtime without events is
+	// listed again by the watcher, as before).
+	events, err := cri.Subscribe(runCtx, cfg.runtime)
+	if err != nil {
+		log.Debug("runtime events not subscribed before the recovery listing; the watcher lists again", zap.Error(err))
+	}
 	// Listings are numbered from the journal's incarnation (cri.Epochs).
 	epochs := cri.NewEpochs(j.Incarnation())
 	rec, views, err := recoverState(ctx, j, cfg.runtime, epochs, cfg.removedRetention, log)
@@ -380,7 +388,7 @@ func (a *Agent) start(ctx context.Context) error {
 	go func() {
 		defer a.wg.Done()
 		w := cri.NewWatcher(cfg.runtime, cri.WatchOptions{RelistPeriod: cfg.relistPeriod, Logger: log.Named("watch"), Initial: views,
-			Relisted: km.Relisted, Epochs: epochs})
+			Subscription: events, Relisted: km.Relisted, Epochs: epochs})
 		w.Run(runCtx, func(v *cri.PodView) { a.system.Root.Send(a.sup, actors.Observed(v.UID, v)) })
 	}()
 	return nil

@@ -22,7 +22,18 @@ func compactionPeriod(retention time.Duration) time.Duration {
 
 // compactRemovedLoop runs compactRemoved every compactionPeriod until ctx
 // ends: removed pods are compacted while the node runs, not only at start.
+// The first run is one period after start: recovery has just compacted
+// (recoverState), and a second read of every stream while the pods' actors
+// start would only compete with them.
 func compactRemovedLoop(ctx context.Context, j *journal.Journal, retention time.Duration, log *zap.Logger) {
+	period := compactionPeriod(retention)
+	first := time.NewTimer(period)
+	select {
+	case <-ctx.Done():
+		first.Stop()
+		return
+	case <-first.C:
+	}
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		n, err := compactRemoved(ctx, j, retention, time.Now())
 		switch {
@@ -31,7 +42,7 @@ func compactRemovedLoop(ctx context.Context, j *journal.Journal, retention time.
 		case n > 0:
 			log.Info("compacted removed pods out of the journal", zap.Int("pods", n))
 		}
-	}, compactionPeriod(retention))
+	}, period)
 }
 
 // compactRemoved deletes from the journal every pod that was removed (its
