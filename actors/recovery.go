@@ -39,7 +39,7 @@ func Observed(uid string, v *cri.PodView) *pb.RuntimeObserved {
 	if !v.ListedAt.IsZero() {
 		obs.ListedAtUnixNano = v.ListedAt.UnixNano()
 	}
-	obs.ListedEpoch = v.Epoch
+	obs.ListedEpoch, obs.ReturnedEpoch = v.Epoch, v.Returned
 	for _, sb := range v.Sandboxes {
 		obs.Sandboxes = append(obs.Sandboxes, &pb.ObservedSandbox{Id: sb.ID, Attempt: sb.Attempt, Ready: sb.Ready, Ip: sb.IP})
 	}
@@ -85,7 +85,7 @@ func (l CRILister) ListPodObserved(ctx context.Context, uid string) (*pb.Runtime
 		return nil, err
 	}
 	obs := Observed(uid, v)
-	obs.ListedEpoch = epoch
+	obs.ListedEpoch, obs.ReturnedEpoch = epoch, l.Epochs.Now()
 	return obs, nil
 }
 

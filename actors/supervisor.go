@@ -171,7 +171,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 				msg.RejectReason, msg.RejectMessage = s.admitted.admit(d.pod)
 				pid := s.spawn(ctx, m.uid, nil, withView)
 				ctx.Send(pid, msg)
-				ctx.Send(pid, &pb.RuntimeObserved{PodUid: m.uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano(), ListedEpoch: s.deps.Epochs.Now()})
+				ctx.Send(pid, &pb.RuntimeObserved{PodUid: m.uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano(), ListedEpoch: s.deps.Epochs.Now(), ReturnedEpoch: s.deps.Epochs.Now()})
 				break
 			}
 		}
@@ -260,7 +260,7 @@ func (s *supervisor) recover(ctx actor.Context) {
 		}
 		v := rec.Views[uid]
 		if v == nil {
-			v = &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: listed, ListedEpoch: rec.Epoch}
+			v = &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: listed, ListedEpoch: rec.Epoch, ReturnedEpoch: rec.Epoch}
 		}
 		if _, wanted := want[uid]; wanted {
 			if damage := rec.rebuildDamage(uid, rec.States[uid], v); damage != "" {
@@ -319,7 +319,7 @@ func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {
 		msg.RejectReason, msg.RejectMessage = s.admitted.admit(pod)
 		pid := s.spawn(ctx, uid, nil, withView)
 		ctx.Send(pid, msg)
-		ctx.Send(pid, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano(), ListedEpoch: s.deps.Epochs.Now()})
+		ctx.Send(pid, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano(), ListedEpoch: s.deps.Epochs.Now(), ReturnedEpoch: s.deps.Epochs.Now()})
 	}
 	gone := slices.Collect(maps.Keys(prev))
 	if _, first := s.desired[m.Source]; !first {

@@ -30,6 +30,10 @@ type PodView struct {
 	// call; 0: not numbered): objects whose creation was known only later
 	// may be missing from the view. Not part of Equal.
 	Epoch uint64
+	// Returned is the epoch current when the listing returned
+	// (Epochs.Now after its last call): what the view shows is certain to
+	// be in a listing that began later. Not part of Equal.
+	Returned uint64
 }
 
 // Sandbox is one pod sandbox.

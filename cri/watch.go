@@ -266,6 +266,7 @@ func (w *Watcher) relist(ctx context.Context, st *watchState) bool {
 	started := w.clock.Now()
 	listedAt, epoch := started, w.opts.Epochs.Next()
 	pods, err := w.c.listPods(ctx, "", newStatusCache(st.last))
+	returned := w.opts.Epochs.Now()
 	if w.opts.Relisted != nil {
 		w.opts.Relisted(started, w.clock.Since(started))
 	}
@@ -273,11 +274,11 @@ func (w *Watcher) relist(ctx context.Context, st *watchState) bool {
 		return false
 	}
 	for uid, v := range pods {
-		w.report(st, uid, v, listedAt, epoch)
+		w.report(st, uid, v, listedAt, epoch, returned)
 	}
 	for uid := range st.last {
 		if _, ok := pods[uid]; !ok {
-			w.report(st, uid, nil, listedAt, epoch)
+			w.report(st, uid, nil, listedAt, epoch, returned)
 		}
 	}
 	return true
@@ -309,7 +310,7 @@ func (w *Watcher) handleEvents(ctx context.Context, st *watchState, events []*ru
 		if !w.listed(ctx, st, err) {
 			return false
 		}
-		w.report(st, uid, pods[uid], listedAt, epoch)
+		w.report(st, uid, pods[uid], listedAt, epoch, w.opts.Epochs.Now())
 	}
 	return ok
 }
@@ -332,20 +333,20 @@ func (w *Watcher) listed(ctx context.Context, st *watchState, err error) bool {
 
 // report passes v to the sink if it differs from the last view of uid. v nil or empty means
 // the pod has nothing in the runtime.
-func (w *Watcher) report(st *watchState, uid string, v *PodView, listedAt time.Time, epoch uint64) {
+func (w *Watcher) report(st *watchState, uid string, v *PodView, listedAt time.Time, epoch, returned uint64) {
 	last := st.last[uid]
 	if v == nil || v.Empty() {
 		if last == nil {
 			return
 		}
 		delete(st.last, uid)
-		st.sink(&PodView{UID: uid, ListedAt: listedAt, Epoch: epoch})
+		st.sink(&PodView{UID: uid, ListedAt: listedAt, Epoch: epoch, Returned: returned})
 		return
 	}
 	if last.Equal(v) {
 		return
 	}
-	v.Epoch = epoch // the view is the listing's own, not yet handed out
+	v.Epoch, v.Returned = epoch, returned // the view is the listing's own, not yet handed out
 	st.last[uid] = v
 	st.sink(v)
 }

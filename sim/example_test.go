@@ -28,5 +28,5 @@ func Example() {
 	// Output:
 	// pods: 30 virtual: 16m0s violations: 0
 	// crashes: true steps: 725
-	// digest: fb7c422253e6b038
+	// digest: cd88ab655fdb1ee5
 }

@@ -288,8 +288,9 @@ func (n *Node) recover() {
 	for uid := range n.desired {
 		uids[uid] = true
 	}
+	returned := n.epochs.Now()
 	for uid, v := range views {
-		v.Epoch = listEpoch
+		v.Epoch, v.Returned = listEpoch, returned
 		if !v.Empty() {
 			uids[uid] = true
 		}
@@ -310,7 +311,7 @@ func (n *Node) recover() {
 		}
 		v := views[uid]
 		if v == nil {
-			v = &cri.PodView{UID: uid, ListedAt: listedAt, Epoch: listEpoch}
+			v = &cri.PodView{UID: uid, ListedAt: listedAt, Epoch: listEpoch, Returned: returned}
 		}
 		n.handle(p, actors.Observed(uid, v))
 		if n.down {
@@ -369,7 +370,7 @@ func (n *Node) setDesired(pod *corev1.Pod) {
 		p = n.spawn(uid, nil)
 		n.handle(p, desiredMsg(pod))
 		if n.pods[uid] == p && !n.down {
-			n.handle(p, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: n.s.clock.Now().UnixNano(), ListedEpoch: n.epochs.Now()})
+			n.handle(p, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: n.s.clock.Now().UnixNano(), ListedEpoch: n.epochs.Now(), ReturnedEpoch: n.epochs.Now()})
 		}
 		return
 	}

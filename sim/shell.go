@@ -146,7 +146,7 @@ func (n *Node) list(p *shell) {
 	epoch := n.epochs.Next()
 	v, err := n.client.ListPod(context.Background(), p.uid)
 	if err == nil {
-		v.Epoch = epoch
+		v.Epoch, v.Returned = epoch, n.epochs.Now()
 	}
 	n.after(n.delay, func() {
 		if !n.live(p) {

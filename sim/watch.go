@@ -93,7 +93,7 @@ func (n *Node) eventFor(ev *runtimeapi.ContainerEventResponse, d time.Duration) 
 		if err != nil {
 			return // the next full listing makes up for it
 		}
-		v.Epoch = epoch
+		v.Epoch, v.Returned = epoch, n.epochs.Now()
 		n.after(n.delay, func() { n.report(uid, v) })
 	})
 }
@@ -111,14 +111,15 @@ func (n *Node) listAll() {
 	if err != nil {
 		return
 	}
+	returned := n.epochs.Now()
 	n.after(n.delay, func() {
 		for _, uid := range sortedKeys(views) {
-			views[uid].Epoch = epoch
+			views[uid].Epoch, views[uid].Returned = epoch, returned
 			n.report(uid, views[uid])
 		}
 		for _, uid := range sortedKeys(n.lastView) {
 			if _, ok := views[uid]; !ok && !n.lastView[uid].Empty() {
-				n.report(uid, &cri.PodView{UID: uid, ListedAt: listedAt, Epoch: epoch})
+				n.report(uid, &cri.PodView{UID: uid, ListedAt: listedAt, Epoch: epoch, Returned: returned})
 			}
 		}
 	})

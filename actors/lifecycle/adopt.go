@@ -51,7 +51,7 @@ func (d *decider) adopt(obs *pb.RuntimeObserved) {
 	}
 	d.emit(&pb.Event{Kind: &pb.Event_SandboxRequested{SandboxRequested: &pb.SandboxRequested{Attempt: sb.Attempt}}})
 	d.emit(&pb.Event{Kind: &pb.Event_SandboxCreated{SandboxCreated: &pb.SandboxCreated{
-		Attempt: sb.Attempt, SandboxId: sb.Id, Ip: sb.Ip, Recovered: true}}})
+		Attempt: sb.Attempt, SandboxId: sb.Id, Ip: sb.Ip, Recovered: true, Epoch: d.viewEpoch}}})
 
 	newest := map[string]*pb.ObservedContainer{}
 	for _, c := range obs.GetContainers() {
@@ -102,7 +102,7 @@ func (d *decider) adoptContainer(c *pb.ObservedContainer) {
 	d.emit(&pb.Event{Kind: &pb.Event_ContainerRequested{ContainerRequested: &pb.ContainerRequested{
 		Name: c.Name, Attempt: c.Attempt, Adopted: true, RestartCount: c.RestartCount}}})
 	d.emit(&pb.Event{Kind: &pb.Event_ContainerCreated{ContainerCreated: &pb.ContainerCreated{
-		Name: c.Name, Attempt: c.Attempt, ContainerId: c.Id, Recovered: true}}})
+		Name: c.Name, Attempt: c.Attempt, ContainerId: c.Id, Recovered: true, Epoch: d.viewEpoch}}})
 	r := d.s.P.Containers[c.Name]
 	switch c.State {
 	case pb.ObservedState_OBSERVED_RUNNING:

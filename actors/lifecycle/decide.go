@@ -80,6 +80,9 @@ type decider struct {
 	// resizeVerdict: the node admission's verdict on the pod's resize that
 	// came with this input (a PodDesired), if any.
 	resizeVerdict *pb.PodDesired
+	// viewEpoch: when the runtime view this input is returned (its
+	// returned_epoch): what the view makes the core adopt is stamped with it.
+	viewEpoch uint64
 }
 
 func (d *decider) emit(ev *pb.Event) {
@@ -102,6 +105,7 @@ func (d *decider) react(in Input) {
 	case *pb.PodUndesired:
 		d.undesired(in.GetReason())
 	case *pb.RuntimeObserved:
+		d.viewEpoch = in.GetReturnedEpoch()
 		d.s.Observed = in
 		if in.GetRebuild() {
 			d.adopt(in)
@@ -215,7 +219,7 @@ func (d *decider) reconcile(obs *pb.RuntimeObserved) {
 		}
 		if cur.Phase == pb.SandboxPhase_SANDBOX_REQUESTED && sb.Attempt == cur.Attempt {
 			d.emit(&pb.Event{Kind: &pb.Event_SandboxCreated{SandboxCreated: &pb.SandboxCreated{
-				Attempt: sb.Attempt, SandboxId: sb.Id, Ip: sb.Ip, Recovered: true}}})
+				Attempt: sb.Attempt, SandboxId: sb.Id, Ip: sb.Ip, Recovered: true, Epoch: d.viewEpoch}}})
 		}
 		// A finished pod's sandbox not ready is the stop the pod asked
 		// for (the runtime may show it before the stop's result), not a
@@ -235,7 +239,7 @@ func (d *decider) reconcile(obs *pb.RuntimeObserved) {
 		}
 		if r.Phase == pb.ContainerPhase_CONTAINER_REQUESTED && c.Attempt == r.Attempt && p.Sandbox != nil && c.SandboxId == p.Sandbox.Id {
 			d.emit(&pb.Event{Kind: &pb.Event_ContainerCreated{ContainerCreated: &pb.ContainerCreated{
-				Name: c.Name, Attempt: c.Attempt, ContainerId: c.Id, Recovered: true}}})
+				Name: c.Name, Attempt: c.Attempt, ContainerId: c.Id, Recovered: true, Epoch: d.viewEpoch}}})
 		}
 		if r.Id != c.Id {
 			continue

@@ -80,7 +80,7 @@ func (h *driverHarness) run(d *datadriven.TestData) (string, error) {
 		if !d.HasArg("stale") {
 			h.epoch++
 		}
-		obs.ListedEpoch = h.epoch
+		obs.ListedEpoch, obs.ReturnedEpoch = h.epoch, h.epoch
 		return h.step(obs), nil
 	case "tick":
 		if len(d.CmdArgs) > 0 {

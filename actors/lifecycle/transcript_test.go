@@ -211,7 +211,7 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		if !d.HasArg("stale") {
 			h.epoch++
 		}
-		obs.ListedEpoch = h.epoch
+		obs.ListedEpoch, obs.ReturnedEpoch = h.epoch, h.epoch
 		return h.decide(obs), nil
 	case "crash":
 		// Everything not in the journal is lost; the state comes back from

@@ -54,8 +54,9 @@ func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client, e
 		return nil, nil, fmt.Errorf("list the runtime's pods: %w", err)
 	}
 	rec.Epoch = epoch
+	returned := epochs.Now()
 	for uid, v := range views {
-		v.Epoch = epoch // the listing's own views, not yet handed out
+		v.Epoch, v.Returned = epoch, returned // the listing's own views, not yet handed out
 		rec.Views[uid] = actors.Observed(uid, v)
 	}
 	return rec, views, nil

@@ -1379,8 +1379,9 @@ type SandboxCreated struct {
 	Ip        string                 `protobuf:"bytes,3,opt,name=ip,proto3" json:"ip,omitempty"`
 	// recovered: found in the runtime after a restart rather than seen returned by RunPodSandbox.
 	Recovered bool `protobuf:"varint,4,opt,name=recovered,proto3" json:"recovered,omitempty"`
-	// epoch: the node's listing epoch when RunPodSandbox returned (cri.Epochs.Now; 0 when
-	// recovered from a listing): a listing of a later epoch must show the sandbox.
+	// epoch: the node's listing epoch when RunPodSandbox returned (cri.Epochs.Now), or, when
+	// recovered from a listing, when that listing returned: a listing of a later epoch must
+	// show the sandbox.
 	Epoch         uint64 `protobuf:"varint,5,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -241,7 +241,11 @@ type RuntimeObserved struct {
 	// listed_epoch: the listing's epoch (cri.Epochs.Next, taken before its first call). Objects
 	// created with an epoch below it must be in the view; a view whose epoch is 0 (not numbered)
 	// forgets nothing, as an incomplete one.
-	ListedEpoch   uint64 `protobuf:"varint,8,opt,name=listed_epoch,json=listedEpoch,proto3" json:"listed_epoch,omitempty"`
+	ListedEpoch uint64 `protobuf:"varint,8,opt,name=listed_epoch,json=listedEpoch,proto3" json:"listed_epoch,omitempty"`
+	// returned_epoch: the epoch current when the listing returned (cri.Epochs.Now after its last
+	// call). An object the view shows and the core adopts is stamped with it: a listing that
+	// began after this one returned must show the object, one that began before may not.
+	ReturnedEpoch uint64 `protobuf:"varint,9,opt,name=returned_epoch,json=returnedEpoch,proto3" json:"returned_epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -328,6 +332,13 @@ func (x *RuntimeObserved) GetDamage() string {
 func (x *RuntimeObserved) GetListedEpoch() uint64 {
 	if x != nil {
 		return x.ListedEpoch
+	}
+	return 0
+}
+
+func (x *RuntimeObserved) GetReturnedEpoch() uint64 {
+	if x != nil {
+		return x.ReturnedEpoch
 	}
 	return 0
 }
@@ -934,7 +945,7 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\rresize_reason\x18\x06 \x01(\tR\fresizeReason\x12%\n" +
 	"\x0eresize_message\x18\a \x01(\tR\rresizeMessage\"&\n" +
 	"\fPodUndesired\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xc6\x02\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xed\x02\n" +
 	"\x0fRuntimeObserved\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12:\n" +
 	"\tsandboxes\x18\x02 \x03(\v2\x1c.actorlet.v1.ObservedSandboxR\tsandboxes\x12>\n" +
@@ -945,7 +956,8 @@ const file_actorlet_v1_messages_proto_rawDesc = "" +
 	"\x13listed_at_unix_nano\x18\x05 \x01(\x03R\x10listedAtUnixNano\x12\x18\n" +
 	"\arebuild\x18\x06 \x01(\bR\arebuild\x12\x16\n" +
 	"\x06damage\x18\a \x01(\tR\x06damage\x12!\n" +
-	"\flisted_epoch\x18\b \x01(\x04R\vlistedEpoch\"a\n" +
+	"\flisted_epoch\x18\b \x01(\x04R\vlistedEpoch\x12%\n" +
+	"\x0ereturned_epoch\x18\t \x01(\x04R\rreturnedEpoch\"a\n" +
 	"\x0fObservedSandbox\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\rR\aattempt\x12\x14\n" +
