@@ -73,14 +73,10 @@ func (h *driverHarness) run(d *datadriven.TestData) (string, error) {
 	case "remove-pod":
 		return h.step(&pb.PodUndesired{Reason: "Removed"}), nil
 	case "observe":
-		obs, err := parseObserved(d, h.now)
+		obs, err := parseListing(d, h.now, &h.epoch)
 		if err != nil {
 			return "", err
 		}
-		if !d.HasArg("stale") {
-			h.epoch++
-		}
-		obs.ListedEpoch, obs.ReturnedEpoch = h.epoch, h.epoch
 		return h.step(obs), nil
 	case "tick":
 		if len(d.CmdArgs) > 0 {

@@ -202,16 +202,10 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		}
 		return h.decide(in), nil
 	case "observe":
-		// observe [stale]: a listing; a stale one began before the last
-		// results were known (it need not show what they created).
-		obs, err := parseObserved(d, h.now)
+		obs, err := parseListing(d, h.now, &h.epoch)
 		if err != nil {
 			return "", err
 		}
-		if !d.HasArg("stale") {
-			h.epoch++
-		}
-		obs.ListedEpoch, obs.ReturnedEpoch = h.epoch, h.epoch
 		return h.decide(obs), nil
 	case "crash":
 		// Everything not in the journal is lost; the state comes back from
@@ -305,6 +299,23 @@ func (h *harness) effects(fx []lifecycle.Effect) string {
 		b.WriteString("> " + s + "\n")
 	}
 	return b.String()
+}
+
+// parseListing reads an observe command: observe [stale] [incomplete]
+// [rebuild] and its objects (parseObserved), a listing numbered by *epoch: a
+// listing takes the next epoch, a stale one the current (it began before the
+// last results were known, and need not show what they created); it returns
+// at once.
+func parseListing(d *datadriven.TestData, now time.Time, epoch *uint64) (*pb.RuntimeObserved, error) {
+	obs, err := parseObserved(d, now)
+	if err != nil {
+		return nil, err
+	}
+	if !d.HasArg("stale") {
+		*epoch++
+	}
+	obs.ListedEpoch, obs.ReturnedEpoch = *epoch, *epoch
+	return obs, nil
 }
 
 // parseObserved reads lines like
