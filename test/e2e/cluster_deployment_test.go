@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,13 +15,7 @@ import (
 // them and kube-controller-manager creates; it becomes available, and
 // scaled to 0 its pods are stopped and deleted.
 func TestClusterDeployment(t *testing.T) {
-	c := needCluster(t)
-	if os.Getenv("ACTORLET_CLUSTER_CONTROLLERS") == "" {
-		if os.Getenv("ACTORLET_E2E_REQUIRE_CLUSTER") != "" {
-			t.Fatal("the cluster runs no kube-scheduler and kube-controller-manager (ACTORLET_CLUSTER_CONTROLLERS unset)")
-		}
-		t.Skip("the cluster runs no kube-scheduler and kube-controller-manager")
-	}
+	c := needControllers(t)
 	ctx := context.Background()
 	deployments := c.admin.AppsV1().Deployments("default")
 	t.Cleanup(func() {

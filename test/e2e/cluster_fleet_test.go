@@ -39,13 +39,7 @@ type fleetReport struct {
 // runtimes; the fleet stops on SIGTERM and the Nodes are deleted. The
 // durations and the process's CPU and memory are logged, not asserted.
 func TestClusterFleet(t *testing.T) {
-	c := needCluster(t)
-	if os.Getenv("ACTORLET_CLUSTER_CONTROLLERS") == "" {
-		if os.Getenv("ACTORLET_E2E_REQUIRE_CLUSTER") != "" {
-			t.Fatal("the cluster runs no kube-scheduler and kube-controller-manager (ACTORLET_CLUSTER_CONTROLLERS unset)")
-		}
-		t.Skip("the cluster runs no kube-scheduler and kube-controller-manager")
-	}
+	c := needControllers(t)
 	const (
 		nodes     = 50
 		pods      = 1000

@@ -39,6 +39,21 @@ func needCluster(t *testing.T) *clusterEnv {
 	return &clusterEnv{prefix: os.Getenv("ACTORLET_CLUSTER_PREFIX"), admin: kubeClient(t, admin)}
 }
 
+// needControllers is needCluster for tests that need kube-scheduler and
+// kube-controller-manager too (ACTORLET_CLUSTER_CONTROLLERS): it fails
+// where the full environment is required, and skips elsewhere.
+func needControllers(t *testing.T) *clusterEnv {
+	t.Helper()
+	c := needCluster(t)
+	if os.Getenv("ACTORLET_CLUSTER_CONTROLLERS") == "" {
+		if os.Getenv("ACTORLET_E2E_REQUIRE_CLUSTER") != "" {
+			t.Fatal("the cluster runs no kube-scheduler and kube-controller-manager (ACTORLET_CLUSTER_CONTROLLERS unset)")
+		}
+		t.Skip("the cluster runs no kube-scheduler and kube-controller-manager")
+	}
+	return c
+}
+
 func kubeClient(t *testing.T, kubeconfig string) kubernetes.Interface {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
