@@ -169,8 +169,8 @@ func (c *checker) appended(n *Node, p *shell, prev *lifecycle.State, events []*p
 			}
 		}
 	}
-	c.checkRestarts(n, p.uid, p.st)
-	live := p.st.Accepted() && !p.st.P.Removed
+	c.checkRestarts(n, p.uid, p.state())
+	live := p.state().Accepted() && !p.state().P.Removed
 	if live {
 		c.live[n.name+"/"+p.uid] = true
 	} else {

@@ -55,7 +55,7 @@ func (s *Sim) checkPod(sp *simPod) {
 		return
 	}
 	p := n.pods[uid]
-	if p == nil || !p.st.Accepted() {
+	if p == nil || !p.state().Accepted() {
 		s.violate(n, uid, "lost: the pod is desired but the node does not run it")
 		return
 	}
@@ -74,8 +74,8 @@ func (s *Sim) checkPod(sp *simPod) {
 		return
 	}
 	if want == corev1.PodRunning && sp.kind != CrashLoop {
-		for _, ctr := range p.st.Pod.Spec.Containers {
-			r := p.st.P.Containers[ctr.Name]
+		for _, ctr := range p.state().Pod.Spec.Containers {
+			r := p.state().P.Containers[ctr.Name]
 			if r == nil || r.Phase != pb.ContainerPhase_CONTAINER_RUNNING {
 				s.violate(n, uid, fmt.Sprintf("did not converge: container %s of a %s pod is not running", ctr.Name, sp.kind))
 			}
@@ -86,8 +86,8 @@ func (s *Sim) checkPod(sp *simPod) {
 
 // checkAgrees compares the journal's containers with the runtime's.
 func (s *Sim) checkAgrees(n *Node, p *shell) {
-	for _, name := range sortedKeys(p.st.P.Containers) {
-		r := p.st.P.Containers[name]
+	for _, name := range sortedKeys(p.state().P.Containers) {
+		r := p.state().P.Containers[name]
 		if r.Id == "" {
 			continue
 		}
@@ -111,7 +111,7 @@ func (s *Sim) checkAgrees(n *Node, p *shell) {
 			}
 		}
 	}
-	if sb := p.st.P.Sandbox; sb != nil && sb.Phase == pb.SandboxPhase_SANDBOX_READY {
+	if sb := p.state().P.Sandbox; sb != nil && sb.Phase == pb.SandboxPhase_SANDBOX_READY {
 		s.check.checks++
 		resp, err := n.rt.PodSandboxStatus(context.Background(), &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sb.Id})
 		if err != nil || resp.GetStatus().GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {

@@ -28,13 +28,15 @@ import (
 type shell struct {
 	uid     string
 	drv     *lifecycle.Driver
-	st      *lifecycle.State // drv.State(), for the checker
 	timer   *event
 	stopped bool
 }
 
+// state is the pod's durable state (its Driver's).
+func (p *shell) state() *lifecycle.State { return p.drv.State() }
+
 func (n *Node) newShell(uid string, st *lifecycle.State) *shell {
-	return &shell{uid: uid, st: st, drv: lifecycle.NewDriver(n.deps.Lifecycle,
+	return &shell{uid: uid, drv: lifecycle.NewDriver(n.deps.Lifecycle,
 		lifecycle.Retry{Min: n.deps.RetryMin, Max: n.deps.RetryMax, Snapshot: snapshotEvery}, st)}
 }
 
@@ -64,9 +66,8 @@ func (n *Node) carryOut(p *shell, in lifecycle.Input, rd lifecycle.Ready) {
 			return
 		}
 	}
-	prev := p.st
+	prev := p.state()
 	w := p.drv.Advance(rd, nil)
-	p.st = p.drv.State()
 	if w.Appended {
 		n.s.check.appended(n, p, prev, rd.Events)
 	}
@@ -108,11 +109,11 @@ func (n *Node) carryOut(p *shell, in lifecycle.Input, rd lifecycle.Ready) {
 func (n *Node) run(p *shell, e lifecycle.Effect, fresh bool) {
 	n.delay = 0
 	podIP := ""
-	if sb := p.st.P.Sandbox; sb != nil {
+	if sb := p.state().P.Sandbox; sb != nil {
 		podIP = sb.Ip
 	}
 	n.s.check.current = p.uid
-	res, err := actors.RunEffect(context.Background(), n.deps, p.uid, e, p.st.Pod, podIP, fresh)
+	res, err := actors.RunEffect(context.Background(), n.deps, p.uid, e, p.state().Pod, podIP, fresh)
 	n.s.check.current = ""
 	n.after(n.delay, func() {
 		if n.live(p) {
@@ -192,7 +193,7 @@ func (n *Node) finish(p *shell) {
 
 func (n *Node) snapshot(p *shell) {
 	err := n.j.SaveSnapshot(context.Background(), &pb.Snapshot{
-		Seq: p.st.P.Seq, TimeUnixNano: n.s.clock.Now().UnixNano(), PodUid: p.uid, State: p.st.P,
+		Seq: p.state().P.Seq, TimeUnixNano: n.s.clock.Now().UnixNano(), PodUid: p.uid, State: p.state().P,
 	})
 	if err != nil {
 		n.s.fail(n, p.uid, "snapshot: "+err.Error())
@@ -202,4 +203,4 @@ func (n *Node) snapshot(p *shell) {
 }
 
 // phase is the pod's phase as its shell's state says.
-func (n *Node) phase(p *shell) corev1.PodPhase { return lifecycle.Phase(p.st, n.s.clock.Now()) }
+func (n *Node) phase(p *shell) corev1.PodPhase { return lifecycle.Phase(p.state(), n.s.clock.Now()) }
