@@ -67,7 +67,7 @@ func BenchmarkNodesPerGiB(b *testing.B) {
 			b.Fatal(err)
 		}
 		end := Start.Add(5 * time.Minute)
-		for s.Clock().Now().Before(end) && s.Step() {
+		for s.Now().Before(end) && s.Step() {
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)

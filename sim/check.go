@@ -33,8 +33,10 @@ func (v Violation) String() string {
 	return fmt.Sprintf("step %d (virtual +%s) node %s%s: %s", v.Step, v.At, v.Node, pod, v.What)
 }
 
-// checker holds what the invariants need to remember; it is the
-// simulation's memory, not a node's, so it outlives node crashes.
+// checker holds what the invariants need to remember of one node; it is
+// the simulation's memory, not the node process's, so it outlives the
+// node's crashes. (Every invariant concerns one node: nodes share
+// nothing.)
 //
 // The invariants, and when they are checked:
 //   - at every CRI call that reaches a runtime: no sandbox or container is
@@ -50,7 +52,7 @@ func (v Violation) String() string {
 //     converged to what its spec implies, statuses agree with the runtime,
 //     no orphan is left in a runtime, no pod is lost.
 type checker struct {
-	s       *Sim
+	n       *Node
 	checks  uint64
 	current string // the pod whose effect runs now
 
@@ -67,16 +69,16 @@ type startRecord struct {
 	replyLost bool
 }
 
-func newChecker(s *Sim) *checker {
+func newChecker(n *Node) *checker {
 	return &checker{
-		s: s, sandboxIntents: map[string]string{}, containerIntents: map[string]string{},
+		n: n, sandboxIntents: map[string]string{}, containerIntents: map[string]string{},
 		starts: map[string]startRecord{}, restarts: map[string]uint32{}, live: map[string]bool{},
 	}
 }
 
 // observeCall checks a call that reached node n's runtime.
 func (n *Node) observeCall(method string, args, resp any, err error, act faults.Action) {
-	c := n.s.check
+	c := n.check
 	switch method {
 	case "RunPodSandbox":
 		c.checks++
@@ -88,14 +90,14 @@ func (n *Node) observeCall(method string, args, resp any, err error, act faults.
 		key := fmt.Sprintf("%s/%s/%d", n.name, uid, req.GetConfig().GetMetadata().GetAttempt())
 		id := resp.(*runtimeapi.RunPodSandboxResponse).GetPodSandboxId()
 		if prev, ok := c.sandboxIntents[key]; ok && prev != id {
-			n.s.violate(n, uid, fmt.Sprintf("a second sandbox (%s) was created for sandbox attempt %d, which already had %s", short(id), req.GetConfig().GetMetadata().GetAttempt(), short(prev)))
+			n.violate(uid, fmt.Sprintf("a second sandbox (%s) was created for sandbox attempt %d, which already had %s", short(id), req.GetConfig().GetMetadata().GetAttempt(), short(prev)))
 		}
 		c.sandboxIntents[key] = id
 		list, lerr := n.rt.ListPodSandbox(context.Background(), &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
 			LabelSelector: map[string]string{cri.LabelPodUID: uid},
 			State:         &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY}}})
 		if lerr == nil && len(list.GetItems()) > 1 {
-			n.s.violate(n, uid, fmt.Sprintf("%d sandboxes of the pod are READY at once", len(list.GetItems())))
+			n.violate(uid, fmt.Sprintf("%d sandboxes of the pod are READY at once", len(list.GetItems())))
 		}
 	case "CreateContainer":
 		c.checks++
@@ -108,7 +110,7 @@ func (n *Node) observeCall(method string, args, resp any, err error, act faults.
 		key := fmt.Sprintf("%s/%s/%s/%d", n.name, uid, name, req.GetConfig().GetMetadata().GetAttempt())
 		id := resp.(*runtimeapi.CreateContainerResponse).GetContainerId()
 		if prev, ok := c.containerIntents[key]; ok && prev != id {
-			n.s.violate(n, uid, fmt.Sprintf("a second container (%s) was created for %s attempt %d, which already had %s", short(id), name, req.GetConfig().GetMetadata().GetAttempt(), short(prev)))
+			n.violate(uid, fmt.Sprintf("a second container (%s) was created for %s attempt %d, which already had %s", short(id), name, req.GetConfig().GetMetadata().GetAttempt(), short(prev)))
 		}
 		c.containerIntents[key] = id
 	case "StartContainer":
@@ -117,7 +119,7 @@ func (n *Node) observeCall(method string, args, resp any, err error, act faults.
 		key := n.name + "/" + id
 		if prev, ok := c.starts[key]; ok {
 			if !prev.replyLost {
-				n.s.violate(n, c.current, fmt.Sprintf("container %s was started a second time: an earlier start took effect and was answered", short(id)))
+				n.violate(c.current, fmt.Sprintf("container %s was started a second time: an earlier start took effect and was answered", short(id)))
 			} else {
 				c.benignRetries++ // a start whose reply was lost, tried again
 			}
@@ -129,9 +131,9 @@ func (n *Node) observeCall(method string, args, resp any, err error, act faults.
 }
 
 // effectSucceeded notes an effect whose success its shell heard.
-func (c *checker) effectSucceeded(n *Node, p *shell, e lifecycle.Effect) {
+func (c *checker) effectSucceeded(e lifecycle.Effect) {
 	if s, ok := e.(lifecycle.StartContainer); ok {
-		key := n.name + "/" + s.ID
+		key := c.n.name + "/" + s.ID
 		if r, ok := c.starts[key]; ok {
 			r.replyLost = false
 			c.starts[key] = r
@@ -140,7 +142,8 @@ func (c *checker) effectSucceeded(n *Node, p *shell, e lifecycle.Effect) {
 }
 
 // appended checks the events a shell just journaled.
-func (c *checker) appended(n *Node, p *shell, prev *lifecycle.State, events []*pb.Envelope) {
+func (c *checker) appended(p *shell, prev *lifecycle.State, events []*pb.Envelope) {
+	n := c.n
 	for _, env := range events {
 		c.checks++
 		switch ev := env.GetEvent().GetKind().(type) {
@@ -159,17 +162,17 @@ func (c *checker) appended(n *Node, p *shell, prev *lifecycle.State, events []*p
 			e := ev.SandboxCreated
 			key := fmt.Sprintf("%s/%s/%d", n.name, p.uid, e.Attempt)
 			if prev, ok := c.sandboxIntents[key]; ok && prev != e.SandboxId {
-				n.s.violate(n, p.uid, fmt.Sprintf("the journal binds sandbox attempt %d to %s, but the runtime created %s for it", e.Attempt, short(e.SandboxId), short(prev)))
+				n.violate(p.uid, fmt.Sprintf("the journal binds sandbox attempt %d to %s, but the runtime created %s for it", e.Attempt, short(e.SandboxId), short(prev)))
 			}
 		case *pb.Event_ContainerCreated:
 			e := ev.ContainerCreated
 			key := fmt.Sprintf("%s/%s/%s/%d", n.name, p.uid, e.Name, e.Attempt)
 			if prev, ok := c.containerIntents[key]; ok && prev != e.ContainerId {
-				n.s.violate(n, p.uid, fmt.Sprintf("the journal binds %s attempt %d to %s, but the runtime created %s for it", e.Name, e.Attempt, short(e.ContainerId), short(prev)))
+				n.violate(p.uid, fmt.Sprintf("the journal binds %s attempt %d to %s, but the runtime created %s for it", e.Name, e.Attempt, short(e.ContainerId), short(prev)))
 			}
 		}
 	}
-	c.checkRestarts(n, p.uid, p.state())
+	c.checkRestarts(p.uid, p.state())
 	live := p.state().Accepted() && !p.state().P.Removed
 	if live {
 		c.live[n.name+"/"+p.uid] = true
@@ -178,13 +181,14 @@ func (c *checker) appended(n *Node, p *shell, prev *lifecycle.State, events []*p
 	}
 }
 
-func (c *checker) checkRestarts(n *Node, uid string, st *lifecycle.State) {
+func (c *checker) checkRestarts(uid string, st *lifecycle.State) {
+	n := c.n
 	for _, name := range sortedKeys(st.P.Containers) {
 		c.checks++
 		r := st.P.Containers[name]
 		key := n.name + "/" + uid + "/" + name
 		if max, ok := c.restarts[key]; ok && r.RestartCount < max {
-			n.s.violate(n, uid, fmt.Sprintf("the restart count of %s went down from %d to %d", name, max, r.RestartCount))
+			n.violate(uid, fmt.Sprintf("the restart count of %s went down from %d to %d", name, max, r.RestartCount))
 		}
 		if r.RestartCount > c.restarts[key] {
 			c.restarts[key] = r.RestartCount
@@ -192,8 +196,9 @@ func (c *checker) checkRestarts(n *Node, uid string, st *lifecycle.State) {
 	}
 }
 
-// recovered checks what a node recovered from its journal after a crash.
-func (c *checker) recovered(n *Node, states map[string]*lifecycle.State) {
+// recovered checks what the node recovered from its journal after a crash.
+func (c *checker) recovered(states map[string]*lifecycle.State) {
+	n := c.n
 	prefix := n.name + "/"
 	var lost []string
 	for key := range c.live {
@@ -206,10 +211,10 @@ func (c *checker) recovered(n *Node, states map[string]*lifecycle.State) {
 	}
 	slices.Sort(lost)
 	for _, uid := range lost {
-		n.s.violate(n, uid, "the pod was accepted before the crash and its journal lost it")
+		n.violate(uid, "the pod was accepted before the crash and its journal lost it")
 	}
 	for _, uid := range sortedKeys(states) {
-		c.checkRestarts(n, uid, states[uid])
+		c.checkRestarts(uid, states[uid])
 	}
 }
 

@@ -8,22 +8,24 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// Clock is the simulation's virtual clock and its only scheduler: every
-// timer of every node (the simulated runtimes' container exits, the pod
-// shells' timers, RPC replies in flight, the workload, crashes) is an event
-// in one queue, run in order of time by Sim.Step, one at a time, in the
-// simulation's goroutine. Events due at the same instant run in an order
-// drawn from the run's seeded random source, so that a seed picks one of
-// the interleavings a real node could see, and the same seed the same one.
+// Clock is one simulated node's virtual clock and its only scheduler: every
+// timer of the node (its simulated runtime's container exits, its pod
+// shells' timers, RPC replies in flight, its share of the workload, its
+// crashes) is an event in one queue, run in order of time, one at a time,
+// in the goroutine that runs the node. Events due at the same instant run
+// in an order drawn from the node's seeded random source, so that a seed
+// picks one of the interleavings a real node could see, and the same seed
+// the same one. Nodes share nothing, so each has its own clock and they
+// can run side by side (Sim.Run) without changing any node's run.
 //
 // It implements clock.WithTickerAndDelayedExecution, so the real code under
 // test (the simulated runtime, the journal, the effect executor) runs on it
 // unchanged. Time only moves when an event runs: nothing sleeps. Sleep
-// panics, since it would block the only goroutine.
+// panics, since it would block the node's only goroutine.
 //
-// Not safe for concurrent use: only the simulation's goroutine may call it
-// (the journal's writer goroutine only reads Now, for records without a
-// time, which the simulation never appends).
+// Not safe for concurrent use: only the goroutine running the node may
+// call it (the journal's writer goroutine only reads Now, for records
+// without a time, which the simulation never appends).
 type Clock struct {
 	now  time.Time
 	q    eventQueue
@@ -41,18 +43,17 @@ type event struct {
 	at        time.Time
 	tie, seq  uint64
 	fn        func()
-	node      int // the node it concerns, or -1
 	cancelled bool
 	index     int
 }
 
-// schedule runs fn at at (not before now) as an event of node.
-func (c *Clock) schedule(at time.Time, node int, fn func()) *event {
+// schedule runs fn at at (not before now).
+func (c *Clock) schedule(at time.Time, fn func()) *event {
 	if at.Before(c.now) {
 		at = c.now
 	}
 	c.seq++
-	e := &event{at: at, tie: c.rand.Uint64(), seq: c.seq, fn: fn, node: node}
+	e := &event{at: at, tie: c.rand.Uint64(), seq: c.seq, fn: fn}
 	heap.Push(&c.q, e)
 	return e
 }
@@ -100,7 +101,7 @@ func (c *Clock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).C
 // NewTimer implements clock.Clock: its channel gets the time when an event
 // runs at now+d.
 func (c *Clock) NewTimer(d time.Duration) clock.Timer {
-	t := &timer{c: c, ch: make(chan time.Time, 1), node: -1}
+	t := &timer{c: c, ch: make(chan time.Time, 1)}
 	t.Reset(d)
 	return t
 }
@@ -122,32 +123,18 @@ func (c *Clock) NewTicker(d time.Duration) clock.Ticker {
 }
 
 // AfterFunc implements clock.WithDelayedExecution: f runs as an event at
-// now+d, in the simulation's goroutine.
+// now+d, in the node's goroutine.
 func (c *Clock) AfterFunc(d time.Duration, f func()) clock.Timer {
-	t := &timer{c: c, f: f, node: -1}
-	t.Reset(d)
-	return t
-}
-
-// nodeClock is the Clock as one node's parts see it: their timers are
-// events of that node (so the simulation knows whose runtime changed).
-type nodeClock struct {
-	*Clock
-	node int
-}
-
-func (n nodeClock) AfterFunc(d time.Duration, f func()) clock.Timer {
-	t := &timer{c: n.Clock, f: f, node: n.node}
+	t := &timer{c: c, f: f}
 	t.Reset(d)
 	return t
 }
 
 type timer struct {
-	c    *Clock
-	ch   chan time.Time
-	f    func()
-	ev   *event
-	node int
+	c  *Clock
+	ch chan time.Time
+	f  func()
+	ev *event
 }
 
 func (t *timer) C() <-chan time.Time { return t.ch }
@@ -160,7 +147,7 @@ func (t *timer) Stop() bool {
 
 func (t *timer) Reset(d time.Duration) bool {
 	active := t.Stop()
-	t.ev = t.c.schedule(t.c.now.Add(d), t.node, func() {
+	t.ev = t.c.schedule(t.c.now.Add(d), func() {
 		t.ev = nil
 		if t.f != nil {
 			t.f()
@@ -182,7 +169,7 @@ type ticker struct {
 }
 
 func (t *ticker) arm() {
-	t.ev = t.c.schedule(t.c.now.Add(t.d), -1, func() {
+	t.ev = t.c.schedule(t.c.now.Add(t.d), func() {
 		select {
 		case t.ch <- t.c.now:
 		default:

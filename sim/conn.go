@@ -81,10 +81,9 @@ const rpcCost = 200 * time.Microsecond
 
 // intercept applies the node's faults to one call of method.
 func (n *Node) intercept(method string, args any, call func() (any, error)) (any, error) {
-	s := n.s
 	n.delay += rpcCost
 	n.stats.calls++
-	if !s.faultsOn || n.plan == nil {
+	if !n.faultsOn() || n.plan == nil {
 		resp, err := call()
 		n.observeCall(method, args, resp, err, faults.Pass)
 		return resp, err
@@ -99,36 +98,36 @@ func (n *Node) intercept(method string, args any, call func() (any, error)) (any
 			mode = faults.RestartKeep
 		}
 		n.rt.Restart(mode)
-		n.downUntil = s.clock.Now().Add(time.Duration(n.plan.Restart.Downtime))
-		s.countFault(string(faults.KindRestart) + "/" + string(mode))
+		n.downUntil = n.clock.Now().Add(time.Duration(n.plan.Restart.Downtime))
+		n.countFault(string(faults.KindRestart) + "/" + string(mode))
 	}
 	fc := faults.DecideCall(n.plan, n.faultSeed, method, k)
 	if fc.Delay > 0 {
 		n.delay += fc.Delay
-		s.countFault(string(faults.KindLatency))
+		n.countFault(string(faults.KindLatency))
 	}
-	if s.clock.Now().Before(n.downUntil) {
-		s.countFault(string(faults.KindDown))
+	if n.clock.Now().Before(n.downUntil) {
+		n.countFault(string(faults.KindDown))
 		return nil, status.Errorf(codes.Unavailable, "sim: %s refused: the runtime is restarting (injected fault)", method)
 	}
 	timeout := n.s.opts.RuntimeTimeout
 	switch fc.Action {
 	case faults.FailBefore:
-		s.countFault(string(faults.KindError))
+		n.countFault(string(faults.KindError))
 		return nil, status.Errorf(fc.Code, "sim: %s failed (injected fault, before the call)", method)
 	case faults.HangBefore:
-		s.countFault(string(faults.KindHang))
+		n.countFault(string(faults.KindHang))
 		n.delay += timeout
 		return nil, status.Errorf(codes.DeadlineExceeded, "sim: %s hung until the deadline (injected fault)", method)
 	case faults.FailAfter:
 		resp, err := call()
 		n.observeCall(method, args, resp, err, fc.Action)
-		s.countFault(string(faults.KindErrorAfter))
+		n.countFault(string(faults.KindErrorAfter))
 		return nil, status.Errorf(fc.Code, "sim: %s reply lost (injected fault, after the call)", method)
 	case faults.HangAfter:
 		resp, err := call()
 		n.observeCall(method, args, resp, err, fc.Action)
-		s.countFault(string(faults.KindHangAfter))
+		n.countFault(string(faults.KindHangAfter))
 		n.delay += timeout
 		return nil, status.Errorf(codes.DeadlineExceeded, "sim: %s reply withheld until the deadline (injected fault)", method)
 	}

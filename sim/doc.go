@@ -11,7 +11,12 @@
 //
 // # What runs, and what is simulated
 //
-// One goroutine drives everything, in an order chosen by the seed (Clock):
+// Each node runs in one goroutine on its own virtual clock, in an order
+// chosen by the seed (Clock). Nodes share nothing (each has its own
+// runtime, journal, random sources, checker and share of the workload,
+// planned before the run), so Run runs them side by side on
+// Options.Parallel goroutines and the run is the same for any number of
+// them; Step runs one event at a time, of the node due first.
 // protoactor's scheduling is not deterministic, so the PodActor and its
 // ContainerActors do not run here. In their place a shell per pod (shell.go)
 // plays the PodActor's part around the same code:
@@ -70,7 +75,11 @@
 // # Determinism
 //
 // The same Options and binary give the same run: the same steps, the same
-// journaled events, the same Digest. Everything random comes from the seed;
+// journaled events, the same Digest (over each node's digest, in node
+// order). Everything random comes from the seed (each node's clock and
+// crash points from faults.SubSeed(seed, "order/"+name) and "node/"+name);
+// a violation is replayed by running its node alone (Options.OnlyNode) up
+// to its step (StopAtStep);
 // maps are iterated in sorted order; the runtime's IDs come from counters
 // (crisim.Options.NewID) and its exits run in the clock's callbacks
 // (SyncTimers). Wall-clock time enters nothing that is decided or journaled.

@@ -14,49 +14,46 @@ import (
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
-// finalChecks runs at the end of the quiet time: every pod converged to
-// what its spec implies, statuses agree with the runtime, no orphan is
-// left, no pod is lost.
-func (s *Sim) finalChecks() {
-	for _, sp := range s.pods {
-		s.checkPod(sp)
+// finalChecks runs at the end of the node's quiet time: every pod
+// converged to what its spec implies, statuses agree with the runtime, no
+// orphan is left, no pod is lost.
+func (n *Node) finalChecks() {
+	for _, sp := range n.workload {
+		n.checkPod(sp)
 	}
-	for _, n := range s.nodes {
-		s.checkOrphans(n)
-	}
+	n.checkOrphans()
 }
 
-func (s *Sim) checkPod(sp *simPod) {
-	n, uid := sp.node, string(sp.pod.UID)
-	c := s.check
-	c.checks++
+func (n *Node) checkPod(sp *simPod) {
+	uid := string(sp.pod.UID)
+	n.check.checks++
 	if n.down {
-		s.violate(n, uid, "the node is still down at the end")
+		n.violate(uid, "the node is still down at the end")
 		return
 	}
 	if sp.gone {
 		if p := n.pods[uid]; p != nil {
-			s.violate(n, uid, fmt.Sprintf("deleted pod still has a shell (phase %s)", n.phase(p)))
+			n.violate(uid, fmt.Sprintf("deleted pod still has a shell (phase %s)", n.phase(p)))
 		}
 		stream, err := n.j.Load(context.Background(), uid)
 		switch {
 		case errors.Is(err, journal.ErrNotFound):
 		case err != nil:
-			s.violate(n, uid, fmt.Sprintf("deleted pod's journal cannot be read: %v", err))
+			n.violate(uid, fmt.Sprintf("deleted pod's journal cannot be read: %v", err))
 		default:
 			st, err := actors.Restore(uid, stream.Snapshot, stream.Events)
 			if err != nil || !st.Done() {
-				s.violate(n, uid, "deleted pod is not done in its journal")
+				n.violate(uid, "deleted pod is not done in its journal")
 			}
 		}
-		if objs := s.runtimeObjects(n, uid); objs != "" {
-			s.violate(n, uid, "deleted pod left "+objs+" in the runtime")
+		if objs := n.runtimeObjects(uid); objs != "" {
+			n.violate(uid, "deleted pod left "+objs+" in the runtime")
 		}
 		return
 	}
 	p := n.pods[uid]
 	if p == nil || !p.state().Accepted() {
-		s.violate(n, uid, "lost: the pod is desired but the node does not run it")
+		n.violate(uid, "lost: the pod is desired but the node does not run it")
 		return
 	}
 	want := corev1.PodRunning
@@ -70,28 +67,28 @@ func (s *Sim) checkPod(sp *simPod) {
 		want = corev1.PodSucceeded
 	}
 	if got := n.phase(p); got != want {
-		s.violate(n, uid, fmt.Sprintf("did not converge: %s pod is %s, want %s", sp.kind, got, want))
+		n.violate(uid, fmt.Sprintf("did not converge: %s pod is %s, want %s", sp.kind, got, want))
 		return
 	}
 	if want == corev1.PodRunning && sp.kind != CrashLoop {
 		for _, ctr := range p.state().Pod.Spec.Containers {
 			r := p.state().P.Containers[ctr.Name]
 			if r == nil || r.Phase != pb.ContainerPhase_CONTAINER_RUNNING {
-				s.violate(n, uid, fmt.Sprintf("did not converge: container %s of a %s pod is not running", ctr.Name, sp.kind))
+				n.violate(uid, fmt.Sprintf("did not converge: container %s of a %s pod is not running", ctr.Name, sp.kind))
 			}
 		}
 	}
-	s.checkAgrees(n, p)
+	n.checkAgrees(p)
 }
 
 // checkAgrees compares the journal's containers with the runtime's.
-func (s *Sim) checkAgrees(n *Node, p *shell) {
+func (n *Node) checkAgrees(p *shell) {
 	for _, name := range sortedKeys(p.state().P.Containers) {
 		r := p.state().P.Containers[name]
 		if r.Id == "" {
 			continue
 		}
-		s.check.checks++
+		n.check.checks++
 		resp, err := n.rt.ContainerStatus(context.Background(), &runtimeapi.ContainerStatusRequest{ContainerId: r.Id})
 		var state runtimeapi.ContainerState = -1
 		if err == nil {
@@ -100,22 +97,22 @@ func (s *Sim) checkAgrees(n *Node, p *shell) {
 		switch r.Phase {
 		case pb.ContainerPhase_CONTAINER_RUNNING:
 			if state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-				s.violate(n, p.uid, fmt.Sprintf("status says %s runs as %s, the runtime has it %v", name, short(r.Id), stateName(state)))
+				n.violate(p.uid, fmt.Sprintf("status says %s runs as %s, the runtime has it %v", name, short(r.Id), stateName(state)))
 			}
 		case pb.ContainerPhase_CONTAINER_EXITED:
 			if state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-				s.violate(n, p.uid, fmt.Sprintf("status says %s (%s) exited, the runtime has it running", name, short(r.Id)))
+				n.violate(p.uid, fmt.Sprintf("status says %s (%s) exited, the runtime has it running", name, short(r.Id)))
 			}
 			if state == runtimeapi.ContainerState_CONTAINER_EXITED && resp.GetStatus().GetExitCode() != r.ExitCode {
-				s.violate(n, p.uid, fmt.Sprintf("status says %s exited with %d, the runtime says %d", name, r.ExitCode, resp.GetStatus().GetExitCode()))
+				n.violate(p.uid, fmt.Sprintf("status says %s exited with %d, the runtime says %d", name, r.ExitCode, resp.GetStatus().GetExitCode()))
 			}
 		}
 	}
 	if sb := p.state().P.Sandbox; sb != nil && sb.Phase == pb.SandboxPhase_SANDBOX_READY {
-		s.check.checks++
+		n.check.checks++
 		resp, err := n.rt.PodSandboxStatus(context.Background(), &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sb.Id})
 		if err != nil || resp.GetStatus().GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {
-			s.violate(n, p.uid, fmt.Sprintf("status says sandbox %s is ready, the runtime does not", short(sb.Id)))
+			n.violate(p.uid, fmt.Sprintf("status says sandbox %s is ready, the runtime does not", short(sb.Id)))
 		}
 	}
 }
@@ -128,7 +125,7 @@ func stateName(s runtimeapi.ContainerState) string {
 }
 
 // runtimeObjects describes what the runtime holds of pod uid ("" if nothing).
-func (s *Sim) runtimeObjects(n *Node, uid string) string {
+func (n *Node) runtimeObjects(uid string) string {
 	sel := map[string]string{cri.LabelPodUID: uid}
 	sbs, _ := n.rt.ListPodSandbox(context.Background(), &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{LabelSelector: sel}})
 	cs, _ := n.rt.ListContainers(context.Background(), &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{LabelSelector: sel}})
@@ -139,7 +136,7 @@ func (s *Sim) runtimeObjects(n *Node, uid string) string {
 }
 
 // checkOrphans finds runtime objects of pods the node's source does not hold.
-func (s *Sim) checkOrphans(n *Node) {
+func (n *Node) checkOrphans() {
 	sbs, _ := n.rt.ListPodSandbox(context.Background(), &runtimeapi.ListPodSandboxRequest{})
 	cs, _ := n.rt.ListContainers(context.Background(), &runtimeapi.ListContainersRequest{})
 	seen := map[string]bool{}
@@ -150,9 +147,9 @@ func (s *Sim) checkOrphans(n *Node) {
 		seen[c.GetLabels()[cri.LabelPodUID]] = true
 	}
 	for _, uid := range sortedKeys(seen) {
-		s.check.checks++
+		n.check.checks++
 		if _, ok := n.desired[uid]; !ok {
-			s.violate(n, uid, "orphan: the runtime holds "+s.runtimeObjects(n, uid)+" of a pod the node does not have")
+			n.violate(uid, "orphan: the runtime holds "+n.runtimeObjects(uid)+" of a pod the node does not have")
 		}
 	}
 }

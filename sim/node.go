@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"hash"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,10 +67,31 @@ type Node struct {
 	appends       uint64
 	crashAt       uint64
 
-	// The pod source (an API server's view of the node's pods).
-	desired map[string]*corev1.Pod
+	// The pod source (an API server's view of the node's pods), each pod
+	// as the source's input that gives it (encoded once per change).
+	desired map[string]*pb.PodDesired
 
 	stats nodeStats
+
+	// The node's run (noderun.go), its own so that nodes run side by
+	// side: its clock and random source (crash points, restart delays),
+	// steps, checker, findings and digest, and its share of the workload.
+	clock       *Clock
+	rand        *rand.Rand
+	step        uint64
+	check       *checker
+	violations  []Violation
+	failure     error
+	faultCounts map[string]int64
+	digest      hash.Hash
+	buf         []byte
+	events      uint64
+	workload    []*simPod
+	created     int
+	edited      int
+	deleted     int
+	// ended: the run is over; complete: it went to its end.
+	ended, complete bool
 }
 
 type nodeStats struct {
@@ -89,13 +112,18 @@ func newNode(s *Sim, idx int) (*Node, error) {
 	name := fmt.Sprintf("sim-node-%03d", idx)
 	n := &Node{
 		s: s, idx: idx, name: name,
-		callsBy: map[string]uint64{}, desired: map[string]*corev1.Pod{},
-		dir: filepath.Join(s.dir, name),
+		callsBy: map[string]uint64{}, desired: map[string]*pb.PodDesired{},
+		dir:         filepath.Join(s.dir, name),
+		clock:       newClock(Start, rand.New(rand.NewPCG(s.opts.Seed, faults.SubSeed(s.opts.Seed, "order/"+name)))),
+		rand:        rand.New(rand.NewPCG(s.opts.Seed, faults.SubSeed(s.opts.Seed, "node/"+name))),
+		faultCounts: map[string]int64{},
+		digest:      sha256.New(),
 	}
+	n.check = newChecker(n)
 	n.resetMemory()
 	n.plan = s.opts.Faults
 	n.faultSeed = faults.SubSeed(s.opts.Seed, name)
-	clk := nodeClock{Clock: s.clock, node: idx}
+	clk := n.clock
 	rt, err := crisim.New(crisim.Options{
 		Clock:      clk,
 		PodCIDR:    "10.88.0.0/16",
@@ -172,7 +200,7 @@ func (n *Node) openJournal() error {
 // cancels it (its memory is gone).
 func (n *Node) after(d time.Duration, fn func()) *event {
 	epoch := n.epoch
-	return n.s.clock.schedule(n.s.clock.Now().Add(d), n.idx, func() {
+	return n.clock.schedule(n.clock.Now().Add(d), func() {
 		if n.epoch == epoch && !n.down {
 			fn()
 		}
@@ -186,19 +214,19 @@ func (n *Node) append(uid string, events []*pb.Envelope) error {
 		return fmt.Errorf("node %s: append for pod %s: %w", n.name, uid, err)
 	}
 	n.appends++
-	n.s.digestAppend(n.idx, uid, events)
+	n.digestAppend(uid, events)
 	return nil
 }
 
 // crashDue reports whether the node is to crash at this journal point.
 func (n *Node) crashDue() bool {
-	return n.s.crashesOn() && n.crashAt != 0 && n.appends >= n.crashAt
+	return n.crashesOn() && n.crashAt != 0 && n.appends >= n.crashAt
 }
 
 func (n *Node) scheduleNextCrash() {
 	n.crashAt = 0
 	if mean := n.s.opts.CrashEvery; mean > 0 {
-		n.crashAt = n.appends + 1 + uint64(n.s.rand.IntN(2*mean))
+		n.crashAt = n.appends + 1 + uint64(n.rand.IntN(2*mean))
 	}
 }
 
@@ -210,7 +238,7 @@ func (n *Node) crash(where string) {
 	if n.s.trace != nil {
 		n.s.trace(n, "", "crash")
 	}
-	n.s.countFault("node-crash")
+	n.countFault("node-crash")
 	n.stats.crashes++
 	n.epoch++
 	n.down = true
@@ -223,18 +251,18 @@ func (n *Node) crash(where string) {
 		n.sub = nil
 	}
 	if err := n.j.Close(); err != nil {
-		n.s.fail(n, "", fmt.Sprintf("closing the journal at a crash: %v", err))
+		n.fail("", fmt.Sprintf("closing the journal at a crash: %v", err))
 	}
 	n.scheduleNextCrash()
-	restart := time.Second + time.Duration(n.s.rand.IntN(5000))*time.Millisecond
-	n.s.clock.schedule(n.s.clock.Now().Add(restart), n.idx, n.restart)
+	restart := time.Second + time.Duration(n.rand.IntN(5000))*time.Millisecond
+	n.clock.schedule(n.clock.Now().Add(restart), n.restart)
 }
 
 // restart starts the node process again: it opens the journal and
 // recovers (recover) once the runtime answers a listing.
 func (n *Node) restart() {
 	if err := n.openJournal(); err != nil {
-		n.s.fail(n, "", err.Error())
+		n.fail("", err.Error())
 		return
 	}
 	n.sub = n.rt.Subscribe()
@@ -250,14 +278,14 @@ func (n *Node) recover() {
 	ctx := context.Background()
 	streams, err := n.j.LoadAll(ctx)
 	if err != nil {
-		n.s.fail(n, "", fmt.Sprintf("recovery: load the journal: %v", err))
+		n.fail("", fmt.Sprintf("recovery: load the journal: %v", err))
 		return
 	}
 	states := map[string]*lifecycle.State{}
 	for uid, st := range streams {
 		state, err := actors.Restore(uid, st.Snapshot, st.Events)
 		if err != nil {
-			n.s.fail(n, uid, fmt.Sprintf("recovery: replay: %v", err))
+			n.fail(uid, fmt.Sprintf("recovery: replay: %v", err))
 			return
 		}
 		states[uid] = state
@@ -265,12 +293,12 @@ func (n *Node) recover() {
 	// As the node's start-up does: the runtime is asked only about what
 	// changed since the journal recorded it.
 	n.delay = 0
-	listedAt, listEpoch := n.s.clock.Now(), n.epochs.Next()
+	listedAt, listEpoch := n.clock.Now(), n.epochs.Next()
 	views, err := n.client.ListPodsKnown(ctx, actors.KnownObjects(states))
 	if err != nil {
 		// The runtime does not answer yet: try again, as a starting node does.
 		epoch := n.epoch
-		n.s.clock.schedule(n.s.clock.Now().Add(n.delay+time.Second), n.idx, func() {
+		n.clock.schedule(n.clock.Now().Add(n.delay+time.Second), func() {
 			if n.epoch == epoch {
 				n.recover()
 			}
@@ -278,7 +306,7 @@ func (n *Node) recover() {
 		return
 	}
 	n.down = false
-	n.s.check.recovered(n, states)
+	n.check.recovered(states)
 	uids := map[string]bool{}
 	for uid, st := range states {
 		if !st.Done() {
@@ -298,8 +326,8 @@ func (n *Node) recover() {
 	}
 	for _, uid := range sortedKeys(uids) {
 		p := n.spawn(uid, states[uid])
-		if pod, ok := n.desired[uid]; ok {
-			n.handle(p, desiredMsg(pod))
+		if msg, ok := n.desired[uid]; ok {
+			n.handle(p, msg)
 		} else if st := states[uid]; st != nil && st.Accepted() {
 			n.handle(p, &pb.PodUndesired{Reason: "Removed"})
 		}
@@ -340,7 +368,7 @@ func (n *Node) spawn(uid string, st *lifecycle.State) *shell {
 		case err == nil:
 			st, err = actors.Restore(uid, stream.Snapshot, stream.Events)
 			if err != nil {
-				n.s.fail(n, uid, fmt.Sprintf("load pod: %v", err))
+				n.fail(uid, fmt.Sprintf("load pod: %v", err))
 				st = lifecycle.NewState(uid)
 			}
 		default:
@@ -361,20 +389,21 @@ func (n *Node) spawn(uid string, st *lifecycle.State) *shell {
 // its shell, as the Supervisor does.
 func (n *Node) setDesired(pod *corev1.Pod) {
 	uid := string(pod.UID)
-	n.desired[uid] = pod
+	msg := desiredMsg(pod)
+	n.desired[uid] = msg
 	if n.down {
 		return
 	}
 	p := n.pods[uid]
 	if p == nil {
 		p = n.spawn(uid, nil)
-		n.handle(p, desiredMsg(pod))
+		n.handle(p, msg)
 		if n.pods[uid] == p && !n.down {
-			n.handle(p, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: n.s.clock.Now().UnixNano(), ListedEpoch: n.epochs.Now(), ReturnedEpoch: n.epochs.Now()})
+			n.handle(p, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: n.clock.Now().UnixNano(), ListedEpoch: n.epochs.Now(), ReturnedEpoch: n.epochs.Now()})
 		}
 		return
 	}
-	n.handle(p, desiredMsg(pod))
+	n.handle(p, msg)
 }
 
 // removeDesired takes pod uid out of the node's source.

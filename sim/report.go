@@ -11,13 +11,14 @@ import (
 // Report is what a run did and found.
 type Report struct {
 	Options Options
-	// Pods created, by kind; edited and deleted.
+	// Pods created; pods planned, by kind; edited and deleted.
 	Created, Edited, Deleted int
 	Kinds                    map[Kind]int
 	// Faults injected, by kind (the fault plan's kinds, "restart/<mode>",
 	// and "node-crash").
 	Faults map[string]int64
-	// Steps run, invariant checks made, events journaled, CRI calls made.
+	// Steps run (by all nodes: each node counts its own), invariant checks
+	// made, events journaled, CRI calls made.
 	Steps, Checks, Events, Calls uint64
 	// RetriedStarts counts starts tried again after a reply was lost
 	// (allowed: the node could not know the first took effect).
@@ -33,39 +34,58 @@ type Report struct {
 	// Notes are printed by Write before its last line (e.g. the outcome
 	// of a determinism check).
 	Notes []string
-	// Complete: the run went to its end (no StopAtStep, no stop at a
-	// violation), and the final convergence checks ran.
+	// Complete: every node's run went to its end (no StopAtStep, no stop
+	// at a violation), and the final convergence checks ran.
 	Complete bool
 }
 
 func (s *Sim) report(wall time.Duration) *Report {
 	r := &Report{
-		Options: s.opts, Created: s.created, Edited: s.edited, Deleted: s.deleted,
-		Kinds: map[Kind]int{}, Faults: map[string]int64{},
-		Steps: s.step, Checks: s.check.checks, Events: s.events,
-		RetriedStarts: s.check.benignRetries, NewLives: s.check.newLives,
-		Virtual: s.clock.Now().Sub(s.start), Wall: wall,
-		Digest: s.Digest(), Violations: slices.Clone(s.violations), Complete: s.ended,
+		Options: s.opts, Kinds: map[Kind]int{}, Faults: map[string]int64{},
+		Wall: wall, Digest: s.Digest(), Complete: true,
 	}
-	for k, v := range s.kindCounts {
-		r.Kinds[k] = v
-	}
-	for k, v := range s.faultCounts {
-		r.Faults[k] = v
-	}
+	var last time.Time
 	for _, n := range s.nodes {
+		if n.skipped() {
+			continue
+		}
+		r.Created += n.created
+		r.Edited += n.edited
+		r.Deleted += n.deleted
+		r.Steps += n.step
+		r.Checks += n.check.checks
+		r.Events += n.events
+		r.RetriedStarts += n.check.benignRetries
+		r.NewLives += n.check.newLives
+		r.Violations = append(r.Violations, n.violations...)
+		r.Complete = r.Complete && n.complete
 		r.Calls += n.stats.calls
 		r.RuntimeMisuse += n.rt.Info().ViolationCount
+		for k, v := range n.faultCounts {
+			r.Faults[k] += v
+		}
+		at := n.clock.Now()
+		if n.complete {
+			at = s.end()
+		}
+		if at.After(last) {
+			last = at
+		}
+		for _, sp := range n.workload {
+			r.Kinds[sp.kind]++
+		}
 	}
+	r.Virtual = last.Sub(s.start)
 	return r
 }
 
-// ReplayCommand is the command line that replays the run up to a violation
-// at step (faults names the plan as it was given: a preset or a file).
-func (r *Report) ReplayCommand(faults string, step uint64) string {
+// ReplayCommand is the command line that replays the run up to violation
+// v: its node alone, up to its step (faults names the plan as it was
+// given: a preset or a file).
+func (r *Report) ReplayCommand(faults string, v Violation) string {
 	o := r.Options
-	return fmt.Sprintf("actorlet simulate --seed %d --nodes %d --pods %d --duration %s --quiet %s --faults %s --crash-every %d --stop-at-step %d",
-		o.Seed, o.Nodes, o.Pods, o.Duration, o.Quiet, faults, o.CrashEvery, step)
+	return fmt.Sprintf("actorlet simulate --seed %d --nodes %d --pods %d --duration %s --quiet %s --faults %s --crash-every %d --node %s --stop-at-step %d",
+		o.Seed, o.Nodes, o.Pods, o.Duration, o.Quiet, faults, o.CrashEvery, v.Node, v.Step)
 }
 
 // Write prints the report; its last line is "digest=<hex> violations=<n>".
@@ -90,7 +110,7 @@ func (r *Report) Write(w io.Writer, faults string) {
 		fmt.Fprintf(w, "stopped at step %d (the final convergence checks did not run)\n", r.Steps)
 	}
 	for _, v := range r.Violations {
-		fmt.Fprintf(w, "VIOLATION seed=%d %s\n  replay: %s\n", o.Seed, v, r.ReplayCommand(faults, v.Step))
+		fmt.Fprintf(w, "VIOLATION seed=%d %s\n  replay: %s\n", o.Seed, v, r.ReplayCommand(faults, v))
 	}
 	for _, note := range r.Notes {
 		fmt.Fprintln(w, note)

@@ -48,7 +48,7 @@ func (n *Node) handle(p *shell, in lifecycle.Input) {
 	if !n.live(p) {
 		return
 	}
-	n.carryOut(p, in, p.drv.Step(in, n.s.clock.Now()))
+	n.carryOut(p, in, p.drv.Step(in, n.clock.Now()))
 }
 
 // carryOut makes the decision rd durable, adopts it and carries out the
@@ -62,14 +62,14 @@ func (n *Node) carryOut(p *shell, in lifecycle.Input, rd lifecycle.Ready) {
 	}
 	if len(rd.Events) > 0 {
 		if err := n.append(p.uid, rd.Events); err != nil {
-			n.s.fail(n, p.uid, err.Error())
+			n.fail(p.uid, err.Error())
 			return
 		}
 	}
 	prev := p.state()
 	w := p.drv.Advance(rd, nil)
 	if w.Appended {
-		n.s.check.appended(n, p, prev, rd.Events)
+		n.check.appended(p, prev, rd.Events)
 	}
 	if w.Finish {
 		n.finish(p)
@@ -112,9 +112,9 @@ func (n *Node) run(p *shell, e lifecycle.Effect, fresh bool) {
 	if sb := p.state().P.Sandbox; sb != nil {
 		podIP = sb.Ip
 	}
-	n.s.check.current = p.uid
+	n.check.current = p.uid
 	res, err := actors.RunEffect(context.Background(), n.deps, p.uid, e, p.state().Pod, podIP, fresh)
-	n.s.check.current = ""
+	n.check.current = ""
 	n.after(n.delay, func() {
 		if n.live(p) {
 			n.effectDone(p, e, res, err)
@@ -124,11 +124,11 @@ func (n *Node) run(p *shell, e lifecycle.Effect, fresh bool) {
 
 // effectDone takes an effect's outcome, as podActor.effectDone does.
 func (n *Node) effectDone(p *shell, e lifecycle.Effect, res *pb.EffectResult, err error) {
-	rd, retryAfter := p.drv.Done(e, res, err, err != nil && cri.Retryable(err), n.s.clock.Now())
+	rd, retryAfter := p.drv.Done(e, res, err, err != nil && cri.Retryable(err), n.clock.Now())
 	if err != nil {
 		n.after(retryAfter, func() { n.handle(p, &pb.Tick{}) })
 	} else {
-		n.s.check.effectSucceeded(n, p, e)
+		n.check.effectSucceeded(e)
 	}
 	n.carryOut(p, res, rd)
 }
@@ -169,8 +169,8 @@ func (n *Node) observe(p *shell, v *cri.PodView) {
 
 // arm sets the pod's one timer to a Tick at at.
 func (n *Node) arm(p *shell, at time.Time) {
-	n.s.clock.cancel(p.timer)
-	p.timer = n.after(at.Sub(n.s.clock.Now()), func() {
+	n.clock.cancel(p.timer)
+	p.timer = n.after(at.Sub(n.clock.Now()), func() {
 		p.timer = nil
 		p.drv.TimerFired()
 		n.handle(p, &pb.Tick{})
@@ -184,7 +184,7 @@ func (n *Node) finish(p *shell) {
 		n.s.trace(n, p.uid, "finish")
 	}
 	p.stopped = true
-	n.s.clock.cancel(p.timer)
+	n.clock.cancel(p.timer)
 	if p.drv.SinceSnapshot() > 0 {
 		n.snapshot(p)
 	}
@@ -193,14 +193,14 @@ func (n *Node) finish(p *shell) {
 
 func (n *Node) snapshot(p *shell) {
 	err := n.j.SaveSnapshot(context.Background(), &pb.Snapshot{
-		Seq: p.state().P.Seq, TimeUnixNano: n.s.clock.Now().UnixNano(), PodUid: p.uid, State: p.state().P,
+		Seq: p.state().P.Seq, TimeUnixNano: n.clock.Now().UnixNano(), PodUid: p.uid, State: p.state().P,
 	})
 	if err != nil {
-		n.s.fail(n, p.uid, "snapshot: "+err.Error())
+		n.fail(p.uid, "snapshot: "+err.Error())
 		return
 	}
 	p.drv.Snapshotted()
 }
 
 // phase is the pod's phase as its shell's state says.
-func (n *Node) phase(p *shell) corev1.PodPhase { return lifecycle.Phase(p.state(), n.s.clock.Now()) }
+func (n *Node) phase(p *shell) corev1.PodPhase { return lifecycle.Phase(p.state(), n.clock.Now()) }

@@ -3,23 +3,20 @@ package sim
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"math/rand/v2"
 	"os"
-	"slices"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
-
-	"google.golang.org/protobuf/proto"
 
 	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/cri/faults"
 	"github.com/actorlet/actorlet/node/agent"
-	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
 // Options configure a simulation. Only Seed, Nodes, Pods and Duration
@@ -54,11 +51,19 @@ type Options struct {
 	// Dir holds the nodes' journals (default: a new temporary directory,
 	// removed by Close).
 	Dir string
-	// StopAtStep, when non-zero, ends the run after that step (to replay
-	// a run up to a reported violation).
+	// StopAtStep, when non-zero, ends each node's run after its own step
+	// StopAtStep (with OnlyNode, to replay a run up to a reported
+	// violation).
 	StopAtStep uint64
-	// KeepGoing does not stop at the first violation.
+	// OnlyNode, when set, runs only the node of that name (sim-node-NNN):
+	// nodes are independent, so it runs as it does among all of them (the
+	// workload is planned the same). Replays use it.
+	OnlyNode string
+	// KeepGoing does not stop a node at its first violation.
 	KeepGoing bool
+	// Parallel is the number of goroutines Run runs nodes on (default
+	// GOMAXPROCS). It changes the wall time only, never the run.
+	Parallel int
 	// Node are options of every node's parts, as a real node takes them
 	// (package node/agent; see agent.PodDeps): the core's parameters
 	// (WithLifecycle), the pod-spec conversion (WithPodConfig), the host IP,
@@ -93,39 +98,29 @@ func notDriven(deps *actors.Deps) error {
 	return fmt.Errorf("sim: the simulation does not drive %s", strings.Join(parts, ", "))
 }
 
-// Sim is a deterministic simulation of many actorlet nodes on one virtual
-// clock, driven from one goroutine (see the package doc).
+// Sim is a deterministic simulation of many actorlet nodes, each on its own
+// virtual clock (see the package doc). Nodes share nothing while they run:
+// each has its own runtime, journal, clock, random sources, checker and
+// digest, and its share of the workload is planned before the run. So Run
+// runs them side by side on Options.Parallel goroutines, and the outcome
+// (every node's steps, events and digest) does not depend on how many.
 type Sim struct {
-	opts    Options
-	dir     string
-	ownDir  bool
-	clock   *Clock
-	rand    *rand.Rand
-	start   time.Time
-	nodes   []*Node
-	check   *checker
-	digest  hash.Hash
-	buf     []byte
-	step    uint64
-	events  uint64
-	curNode int
-
-	faultsOn    bool
-	faultCounts map[string]int64
-	violations  []Violation
-	failure     error
+	opts   Options
+	dir    string
+	ownDir bool
+	rand   *rand.Rand
+	start  time.Time
+	nodes  []*Node
+	now    time.Time // of the last Step
 
 	pods       []*simPod
 	kindCounts map[Kind]int
-	created    int
-	edited     int
-	deleted    int
-	ended      bool
 
 	// bugDoubleStart is the injected bug of the tests: every
 	// StartContainer effect is carried out twice.
 	bugDoubleStart bool
-	// trace, when set (tests), is told what happens to pods.
+	// trace, when set (tests), is told what happens to pods; the nodes
+	// then run one after the other.
 	trace func(n *Node, uid, what string)
 }
 
@@ -153,6 +148,9 @@ func New(opts Options) (*Sim, error) {
 	if opts.CrashEvery < 0 {
 		return nil, fmt.Errorf("sim: crash-every %d is negative", opts.CrashEvery)
 	}
+	if opts.Parallel < 0 {
+		return nil, fmt.Errorf("sim: parallel %d is negative", opts.Parallel)
+	}
 	if opts.Faults != nil {
 		if err := opts.Faults.Validate(); err != nil {
 			return nil, fmt.Errorf("sim: fault plan: %w", err)
@@ -162,17 +160,12 @@ func New(opts Options) (*Sim, error) {
 		}
 	}
 	s := &Sim{
-		opts:        opts,
-		rand:        rand.New(rand.NewPCG(opts.Seed, faults.SubSeed(opts.Seed, "sim"))),
-		start:       Start,
-		digest:      sha256.New(),
-		faultCounts: map[string]int64{},
-		kindCounts:  map[Kind]int{},
-		faultsOn:    true,
-		curNode:     -1,
+		opts:       opts,
+		rand:       rand.New(rand.NewPCG(opts.Seed, faults.SubSeed(opts.Seed, "sim"))),
+		start:      Start,
+		now:        Start,
+		kindCounts: map[Kind]int{},
 	}
-	s.clock = newClock(Start, rand.New(rand.NewPCG(opts.Seed, faults.SubSeed(opts.Seed, "order"))))
-	s.check = newChecker(s)
 	s.dir = opts.Dir
 	if s.dir == "" {
 		dir, err := os.MkdirTemp("", "actorlet-sim-")
@@ -181,6 +174,7 @@ func New(opts Options) (*Sim, error) {
 		}
 		s.dir, s.ownDir = dir, true
 	}
+	found := opts.OnlyNode == ""
 	for i := range opts.Nodes {
 		n, err := newNode(s, i)
 		if err != nil {
@@ -188,68 +182,101 @@ func New(opts Options) (*Sim, error) {
 			return nil, err
 		}
 		s.nodes = append(s.nodes, n)
-		s.clock.schedule(Start.Add(relistPeriod), i, n.relistAll)
+		if opts.OnlyNode != "" && n.name != opts.OnlyNode {
+			n.ended = true // not run: nodes are independent (a replay of one)
+			continue
+		}
+		found = true
+		n.clock.schedule(Start.Add(relistPeriod), n.relistAll)
+	}
+	if !found {
+		s.Close()
+		return nil, fmt.Errorf("sim: node %q is not one of the %d nodes (sim-node-000 ...)", opts.OnlyNode, opts.Nodes)
 	}
 	s.planWorkload()
-	s.clock.schedule(Start.Add(opts.Duration), -1, func() { s.faultsOn = false })
-	s.clock.schedule(Start.Add(opts.Duration+opts.Quiet), -1, func() { s.ended = true })
 	return s, nil
 }
 
 // Nodes returns the simulated nodes.
 func (s *Sim) Nodes() []*Node { return s.nodes }
 
-// Clock returns the virtual clock.
-func (s *Sim) Clock() *Clock { return s.clock }
+// Now is the virtual time of the last event Step ran.
+func (s *Sim) Now() time.Time { return s.now }
 
-// Steps is the number of steps run so far.
-func (s *Sim) Steps() uint64 { return s.step }
-
-// Violations returns the violations found so far.
-func (s *Sim) Violations() []Violation { return slices.Clone(s.violations) }
-
-// Step runs the next event (a timer, an RPC's reply, a workload change, a
-// crash...), then takes the runtime events it caused. It returns false
-// when the run is over: the end of Duration+Quiet, StopAtStep, a
-// violation (unless KeepGoing), or an internal failure (see Run).
-func (s *Sim) Step() bool {
-	if s.ended || s.failure != nil || (len(s.violations) > 0 && !s.opts.KeepGoing) {
-		return false
+// Steps is the number of steps run so far, by all nodes.
+func (s *Sim) Steps() uint64 {
+	var steps uint64
+	for _, n := range s.nodes {
+		steps += n.step
 	}
-	if s.opts.StopAtStep > 0 && s.step >= s.opts.StopAtStep {
-		return false
-	}
-	e := s.clock.next()
-	if e == nil {
-		s.ended = true
-		return false
-	}
-	s.step++
-	s.curNode = e.node
-	e.fn()
-	if e.node >= 0 {
-		s.nodes[e.node].pumpEvents()
-	}
-	s.curNode = -1
-	return !s.ended
+	return steps
 }
 
-// Run steps until the run is over, then (if it ran to its end) checks that
-// every pod converged, and returns the report. The error is an internal
-// failure of the simulation (a journal that cannot be written, say), not a
-// violation: those are in the report.
-func (s *Sim) Run(ctx context.Context) (*Report, error) {
-	wall := time.Now()
-	for s.Step() {
-		if s.step%4096 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+// Violations returns the violations found so far, node by node.
+func (s *Sim) Violations() []Violation {
+	var vs []Violation
+	for _, n := range s.nodes {
+		vs = append(vs, n.violations...)
+	}
+	return vs
+}
+
+// Step runs the next event of the node whose next event is due first (the
+// lowest-numbered node on a tie): a timer, an RPC's reply, a workload
+// change, a crash... It returns false when every node's run is over (see
+// Node's stopped). A run stepped this way is the same as Run's.
+func (s *Sim) Step() bool {
+	var next *Node
+	var at time.Time
+	for _, n := range s.nodes {
+		t, ok := n.due()
+		if ok && (next == nil || t.Before(at)) {
+			next, at = n, t
 		}
 	}
-	if s.failure != nil {
-		return nil, s.failure
+	if next == nil {
+		return false
 	}
-	if s.ended && (len(s.violations) == 0 || s.opts.KeepGoing) {
-		s.finalChecks()
+	next.stepOnce()
+	s.now = at
+	return true
+}
+
+// Run runs every node to the end of its run, Options.Parallel of them at a
+// time, then checks (for each node that ran to its end) that every pod
+// converged, and returns the report. The error is an internal failure of
+// the simulation (a journal that cannot be written, say), not a violation:
+// those are in the report.
+func (s *Sim) Run(ctx context.Context) (*Report, error) {
+	wall := time.Now()
+	workers := s.opts.Parallel
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if s.trace != nil {
+		workers = 1
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, len(s.nodes)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(s.nodes); i = int(next.Add(1)) - 1 {
+				s.nodes[i].runAll(ctx)
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, n := range s.nodes {
+		if n.failure != nil {
+			errs = append(errs, n.failure)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return s.report(time.Since(wall)), nil
 }
@@ -269,51 +296,14 @@ func (s *Sim) Close() error {
 	return errors.Join(errs...)
 }
 
-func (s *Sim) crashesOn() bool { return s.faultsOn && s.opts.CrashEvery > 0 }
-
-func (s *Sim) workloadOn() bool { return s.faultsOn }
-
-func (s *Sim) countFault(kind string) { s.faultCounts[kind]++ }
-
-// violate records a violation found now.
-func (s *Sim) violate(n *Node, uid, what string) {
-	name := ""
-	if n != nil {
-		name = n.name
+// Digest is the hex SHA-256 over every node's digest, in node order; a
+// node's digest covers every event it journaled, in order (Node.Digest).
+// The same seed, options and binary give the same digest.
+func (s *Sim) Digest() string {
+	h := sha256.New()
+	for _, n := range s.nodes {
+		h.Write([]byte(n.name))
+		h.Write(n.digest.Sum(nil))
 	}
-	s.violations = append(s.violations, Violation{
-		Step: s.step, At: s.clock.Now().Sub(s.start).String(), Node: name, Pod: uid, What: what,
-	})
+	return hex.EncodeToString(h.Sum(nil))
 }
-
-// fail records an internal failure: the run stops.
-func (s *Sim) fail(n *Node, uid, what string) {
-	if s.failure == nil {
-		s.failure = fmt.Errorf("sim: step %d, node %s, pod %q: %s", s.step, n.name, uid, what)
-	}
-}
-
-// digestAppend folds one journal append into the run's digest: the node,
-// the pod and every envelope, deterministically encoded.
-func (s *Sim) digestAppend(node int, uid string, events []*pb.Envelope) {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(node))
-	s.digest.Write(b[:])
-	s.digest.Write([]byte(uid))
-	for _, env := range events {
-		s.events++
-		var err error
-		s.buf, err = proto.MarshalOptions{Deterministic: true}.MarshalAppend(s.buf[:0], env)
-		if err != nil {
-			panic(err) // an envelope that was just journaled encodes
-		}
-		binary.BigEndian.PutUint64(b[:], uint64(len(s.buf)))
-		s.digest.Write(b[:])
-		s.digest.Write(s.buf)
-	}
-}
-
-// Digest is the hex SHA-256 over every event journaled so far by every
-// node, in the order they were journaled (the same seed, options and
-// binary give the same digest).
-func (s *Sim) Digest() string { return hex.EncodeToString(s.digest.Sum(nil)) }

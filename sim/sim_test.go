@@ -73,11 +73,11 @@ func TestNoFaults(t *testing.T) {
 }
 
 // A deliberately injected bug (every StartContainer effect carried out
-// twice) is caught by the checker, with the seed and step reported, and
-// replaying the run up to that step reproduces it.
+// twice) is caught by the checker, with the seed, node and step reported,
+// and replaying that node alone up to that step reproduces it.
 func TestInjectedDoubleStartIsCaughtAndReplays(t *testing.T) {
 	opts := Options{Seed: 42, Nodes: 2, Pods: 20, Duration: 5 * time.Minute, Faults: defaultPlan(t), CrashEvery: 60}
-	first := func(opts Options) (*Report, Violation) {
+	first := func(opts Options) (*Report, Violation, string) {
 		t.Helper()
 		s, err := New(opts)
 		if err != nil {
@@ -92,24 +92,57 @@ func TestInjectedDoubleStartIsCaughtAndReplays(t *testing.T) {
 		if len(r.Violations) == 0 {
 			t.Fatal("the injected double start was not caught")
 		}
-		return r, r.Violations[0]
+		v := r.Violations[0]
+		for _, n := range s.Nodes() {
+			if n.Name() == v.Node {
+				return r, v, n.Digest()
+			}
+		}
+		t.Fatalf("violation on unknown node %q", v.Node)
+		return nil, v, ""
 	}
-	r, v := first(opts)
+	r, v, digest := first(opts)
 	if !strings.Contains(v.What, "started a second time") {
 		t.Errorf("caught as %q, want a second start", v.What)
 	}
 	var out strings.Builder
 	r.Write(&out, "default")
-	replay := r.ReplayCommand("default", v.Step)
-	for _, want := range []string{"VIOLATION seed=42 step", replay, "violations=1"} {
+	replay := r.ReplayCommand("default", v)
+	for _, want := range []string{"VIOLATION seed=42 step", replay, "--node " + v.Node, "violations="} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
 	}
-	opts.StopAtStep = v.Step
-	r2, v2 := first(opts)
-	if v2 != v || r2.Digest != r.Digest {
-		t.Errorf("replay to step %d gave %v (digest %s), want %v (digest %s)", v.Step, v2, r2.Digest, v, r.Digest)
+	opts.OnlyNode, opts.StopAtStep = v.Node, v.Step
+	r2, v2, digest2 := first(opts)
+	if v2 != v || digest2 != digest || len(r2.Violations) != 1 {
+		t.Errorf("replay of %s to step %d gave %v (node digest %s, %d violations), want %v (node digest %s)", v.Node, v.Step, v2, digest2, len(r2.Violations), v, digest)
+	}
+}
+
+// The number of goroutines Run uses, and stepping one event at a time with
+// Step, change nothing in the run.
+func TestParallelAndSteppedRunsAreTheSame(t *testing.T) {
+	opts := Options{Seed: 5, Nodes: 4, Pods: 80, Duration: 5 * time.Minute, Faults: defaultPlan(t), CrashEvery: 50}
+	opts.Parallel = 1
+	one := run(t, opts)
+	opts.Parallel = 3
+	three := run(t, opts)
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for s.Step() {
+	}
+	stepped := s.report(0)
+	for _, r := range []*Report{three, stepped} {
+		if r.Digest != one.Digest || r.Steps != one.Steps || r.Events != one.Events || r.Checks != one.Checks || len(r.Violations) != len(one.Violations) {
+			t.Errorf("runs differ: digest %s / %s, steps %d / %d, events %d / %d, checks %d / %d", r.Digest, one.Digest, r.Steps, one.Steps, r.Events, one.Events, r.Checks, one.Checks)
+		}
+	}
+	if !stepped.Complete || one.Steps == 0 {
+		t.Errorf("stepped run complete=%v, %d steps", stepped.Complete, one.Steps)
 	}
 }
 
@@ -120,5 +153,8 @@ func TestOptionsErrors(t *testing.T) {
 	bad := &faults.Plan{RPCs: map[string]faults.RPCFaults{"*": {Error: 2}}}
 	if _, err := New(Options{Faults: bad}); err == nil || !strings.Contains(err.Error(), "fault plan") {
 		t.Errorf("bad plan: %v", err)
+	}
+	if _, err := New(Options{Nodes: 2, OnlyNode: "sim-node-007"}); err == nil || !strings.Contains(err.Error(), "sim-node-007") {
+		t.Errorf("unknown node: %v", err)
 	}
 }

@@ -35,18 +35,18 @@ func (n *Node) pumpEvents() {
 		k := n.eventNo
 		n.eventNo++
 		act := faults.Deliver
-		if n.s.faultsOn && n.plan != nil {
+		if n.faultsOn() && n.plan != nil {
 			act = faults.DecideEvent(n.plan.Events, n.faultSeed, n.streamNo, k)
 		}
 		switch act {
 		case faults.Drop:
-			n.s.countFault(string(faults.KindEventDrop))
+			n.countFault(string(faults.KindEventDrop))
 			continue
 		case faults.Duplicate:
-			n.s.countFault(string(faults.KindEventDuplicate))
+			n.countFault(string(faults.KindEventDuplicate))
 			n.eventFor(ev, eventDelay)
 		case faults.Reorder:
-			n.s.countFault(string(faults.KindEventReorder))
+			n.countFault(string(faults.KindEventReorder))
 			window := time.Duration(n.plan.Events.ReorderWindow)
 			if window <= 0 {
 				window = faults.DefaultReorderWindow
@@ -54,7 +54,7 @@ func (n *Node) pumpEvents() {
 			n.eventFor(ev, window)
 			continue
 		case faults.Break:
-			n.s.countFault(string(faults.KindStreamBreak))
+			n.countFault(string(faults.KindStreamBreak))
 			open = false
 		}
 		if !open {
@@ -106,7 +106,7 @@ func (n *Node) relistAll() {
 
 func (n *Node) listAll() {
 	n.delay = 0
-	listedAt, epoch := n.s.clock.Now(), n.epochs.Next()
+	listedAt, epoch := n.clock.Now(), n.epochs.Next()
 	views, err := n.client.ListPodsKnown(context.Background(), knownFrom(n.lastView))
 	if err != nil {
 		return

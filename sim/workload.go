@@ -76,16 +76,22 @@ func (s *Sim) planWorkload() {
 		sp := &simPod{node: n, kind: kind}
 		sp.pod = s.makePod(i, kind, sp)
 		s.pods = append(s.pods, sp)
+		n.workload = append(n.workload, sp)
 		s.kindCounts[kind]++
 		at := time.Duration(s.rand.Int64N(int64(span) + 1))
-		s.clock.schedule(s.start.Add(at), n.idx, func() { s.created++; n.setDesired(sp.pod) })
-		if s.rand.IntN(100) < 10 && kind != JobNever && kind != JobOnFailure {
-			edit := at + 10*time.Second + time.Duration(s.rand.Int64N(int64(2*time.Minute)))
-			s.clock.schedule(s.start.Add(edit), n.idx, func() { s.edit(sp) })
+		edit := s.rand.IntN(100) < 10 && kind != JobNever && kind != JobOnFailure
+		editAt := at + 10*time.Second + time.Duration(s.rand.Int64N(int64(2*time.Minute)))
+		del := kind == Graceful || s.rand.IntN(100) < 35
+		delAt := at + 5*time.Second + time.Duration(s.rand.Int64N(int64(3*time.Minute)))
+		if n.ended {
+			continue // not run (Options.OnlyNode): its share is drawn all the same
 		}
-		if kind == Graceful || s.rand.IntN(100) < 35 {
-			del := at + 5*time.Second + time.Duration(s.rand.Int64N(int64(3*time.Minute)))
-			s.clock.schedule(s.start.Add(del), n.idx, func() { s.delete(sp) })
+		n.clock.schedule(s.start.Add(at), func() { n.created++; n.setDesired(sp.pod) })
+		if edit {
+			n.clock.schedule(s.start.Add(editAt), func() { n.edit(sp) })
+		}
+		if del {
+			n.clock.schedule(s.start.Add(delAt), func() { n.delete(sp) })
 		}
 	}
 }
@@ -138,39 +144,39 @@ func (s *Sim) makePod(i int, kind Kind, sp *simPod) *corev1.Pod {
 
 // edit changes the image of the pod's app container (the core restarts it
 // with its new spec).
-func (s *Sim) edit(sp *simPod) {
-	if sp.deleted || !s.workloadOn() {
+func (n *Node) edit(sp *simPod) {
+	if sp.deleted || !n.faultsOn() {
 		return
 	}
 	pod := sp.pod.DeepCopy()
 	pod.Spec.Containers[0].Image = "registry.example/sim/app:v2"
 	pod.Generation++
 	sp.pod, sp.edited = pod, true
-	s.edited++
-	sp.node.setDesired(pod)
+	n.edited++
+	n.setDesired(pod)
 }
 
 // delete deletes the pod gracefully, as the API server does: a deletion
 // timestamp and grace period first, and the object's removal once the
 // grace period (and a little) is over.
-func (s *Sim) delete(sp *simPod) {
-	if sp.deleted || !s.workloadOn() {
+func (n *Node) delete(sp *simPod) {
+	if sp.deleted || !n.faultsOn() {
 		return
 	}
-	if _, ok := sp.node.desired[string(sp.pod.UID)]; !ok {
+	if _, ok := n.desired[string(sp.pod.UID)]; !ok {
 		return // not created yet
 	}
 	sp.deleted = true
-	s.deleted++
+	n.deleted++
 	pod := sp.pod.DeepCopy()
-	now := metav1.NewTime(s.clock.Now())
+	now := metav1.NewTime(n.clock.Now())
 	grace := *pod.Spec.TerminationGracePeriodSeconds
 	pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &now, &grace
 	sp.pod = pod
-	sp.node.setDesired(pod)
-	s.clock.schedule(s.clock.Now().Add(time.Duration(grace)*time.Second+5*time.Second), sp.node.idx, func() {
+	n.setDesired(pod)
+	n.clock.schedule(n.clock.Now().Add(time.Duration(grace)*time.Second+5*time.Second), func() {
 		sp.gone = true
-		sp.node.removeDesired(string(pod.UID))
+		n.removeDesired(string(pod.UID))
 	})
 }
 

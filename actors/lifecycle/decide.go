@@ -133,10 +133,15 @@ func (d *decider) desired(in *pb.PodDesired) {
 	// (storedSpec) once: acceptance and update share both, and the fold of
 	// the event reuses the decoded pod when the journaled bytes are the
 	// input's (see State.decoded).
-	pod, err := DecodePod(in.PodJson)
+	var pod *corev1.Pod
+	var err error
 	var stored []byte
 	var digest string
-	if err == nil {
+	if d.s.Accepted() && !p.Removed && bytes.Equal(in.PodJson, p.PodJson) {
+		// The spec as journaled (a restart's first input, a resync): the
+		// same bytes decode to the same pod, which the state holds already.
+		pod, stored, digest = d.s.Desired(), p.PodJson, p.SpecDigest
+	} else if pod, err = DecodePod(in.PodJson); err == nil {
 		stored, digest = storedSpec(pod)
 		if bytes.Equal(stored, in.PodJson) {
 			d.s.decoded = decodedSpec{json: stored, pod: pod}

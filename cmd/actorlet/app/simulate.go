@@ -29,12 +29,13 @@ func newSimulateCommand() *cobra.Command {
 runtime and journal, a seeded workload (steady, crash-looping, jobs, init containers, sidecars,
 edits, graceful deletions) and seeded faults (the --faults plan on every runtime, plus node
 crashes: a kill -9 right after a journal append, then recovery from the journal). An invariant
-checker runs at every step. Everything is driven from one goroutine in an order drawn from
---seed: the same seed and binary give the same run and the same digest.
+checker runs at every step. Each node runs on its own virtual clock, in an order drawn from
+--seed; nodes share nothing, so they run side by side (--parallel) without changing any run:
+the same seed and binary give the same run and the same digest.
 
 The report ends with the line "digest=<hex> violations=<n>"; the digest covers every event
-every node journaled. A violation prints the seed, the step and a command that replays the
-run up to it, and the command exits non-zero. See README, "Simulation", for what runs and
+every node journaled. A violation prints the seed, the node, its step and a command that
+replays that node up to it (--node, --stop-at-step), and the command exits non-zero. See README, "Simulation", for what runs and
 what is simulated.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -56,6 +57,8 @@ what is simulated.`,
 				return fmt.Errorf("--duration %s: want a positive virtual duration", opts.Duration)
 			case opts.CrashEvery < 0:
 				return fmt.Errorf("--crash-every %d: want 0 (no crashes) or more", opts.CrashEvery)
+			case opts.Parallel < 0:
+				return fmt.Errorf("--parallel %d: want 0 (the number of CPUs) or more", opts.Parallel)
 			}
 			// A batch run that allocates a lot and keeps little: fewer GC
 			// cycles for some more memory.
@@ -92,7 +95,9 @@ what is simulated.`,
 	fs.StringVar(&plan, "faults", "default", "the runtime fault plan of every node: default, none, or a YAML/JSON plan file (see README, \"Faults\")")
 	fs.IntVar(&crashEvery, "crash-every", 100, "mean journal appends of a node between two crashes (kill -9 and recovery); 0: none (default 0 with --faults none)")
 	fs.BoolVar(&determ, "check-determinism", false, "run twice and fail on any difference")
-	fs.Uint64Var(&opts.StopAtStep, "stop-at-step", 0, "stop after this step (replays a run up to a reported violation)")
+	fs.Uint64Var(&opts.StopAtStep, "stop-at-step", 0, "stop each node after its own step N (with --node: replays a node up to a reported violation)")
+	fs.StringVar(&opts.OnlyNode, "node", "", "run only this node (sim-node-NNN), as it runs among the others (replays)")
+	fs.IntVar(&opts.Parallel, "parallel", 0, "nodes run at a time (default: the number of CPUs); changes the wall time only")
 	fs.StringVar(&opts.Dir, "dir", "", "keep the nodes' journals in this directory (default: a temporary one, removed)")
 	return cmd
 }
