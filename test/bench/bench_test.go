@@ -312,11 +312,15 @@ func heapPerPodWithAgent(b *testing.B, n int) float64 {
 	}
 	atRunning := liveHeap()
 	// Right after the last pod is Running, the runtime watcher still holds
-	// a backlog of CRI events (several MB for 1,000 pods) that it works off
-	// within a second or two; the steady state is measured once that is
-	// done.
+	// a backlog of CRI events (several MB for 1,000 pods: each leads to a
+	// listing of its pod) that it works off in the next seconds; the
+	// steady state is measured once the node made no runtime call for
+	// quietWindow and the heap is steady.
 	sctx, cancel2 := context.WithTimeout(ctx, settleDeadline)
 	defer cancel2()
+	if _, err := sn.calls.waitQuiet(sctx, quietWindow); err != nil {
+		b.Fatalf("the node kept calling the runtime after its pods were Running: %v", err)
+	}
 	heap1, err := settledHeap(sctx, heap0)
 	if err != nil {
 		b.Fatal(err)
