@@ -284,13 +284,14 @@ func (w *Watcher) relist(ctx context.Context, st *watchState) bool {
 	return true
 }
 
-// handleEvents reports the pods the events are about, one ListPod per pod. It returns false
-// when a full relist is needed: an event it could not attribute or a failed listing.
+// handleEvents reports the pods the events are about, one ListPod per pod, or, for a burst
+// of events about many pods (manyPods), with one full listing. It returns false when a full
+// relist is needed: an event it could not attribute or a failed listing.
 func (w *Watcher) handleEvents(ctx context.Context, st *watchState, events []*runtimeapi.ContainerEventResponse) bool {
 	ok := true
 	var uids []string
 	seen := map[string]bool{}
-	for _, ev := range events {
+	for i, ev := range events {
 		uid, known := eventPodUID(ev)
 		switch {
 		case !known:
@@ -299,6 +300,10 @@ func (w *Watcher) handleEvents(ctx context.Context, st *watchState, events []*ru
 			seen[uid] = true
 			uids = append(uids, uid)
 		}
+		events[i] = nil // only its pod is needed: let a backlog's messages go now
+	}
+	if manyPods(len(uids), len(st.last)) {
+		return w.relist(ctx, st) && ok
 	}
 	for _, uid := range uids {
 		var cache *statusCache
@@ -314,6 +319,12 @@ func (w *Watcher) handleEvents(ctx context.Context, st *watchState, events []*ru
 	}
 	return ok
 }
+
+// manyPods reports whether events about n pods, on a node whose runtime holds known pods,
+// are better answered by one full listing (two List calls, statuses asked only of what
+// changed) than by n ListPods (two calls each): a burst, as when hundreds of pods start at
+// once, where one ListPod after another falls behind the events and their backlog grows.
+func manyPods(n, known int) bool { return n > 16 && n*16 >= known }
 
 // listed logs a listing failure when its kind changed since the last one, and a recovery.
 func (w *Watcher) listed(ctx context.Context, st *watchState, err error) bool {

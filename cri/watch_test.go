@@ -2,6 +2,7 @@ package cri
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -468,4 +469,99 @@ func TestWatcherSubscribedBeforeInitial(t *testing.T) {
 			t.Fatalf("first view: %+v", v)
 		}
 	})
+}
+
+// TestWatcherBurstIsOneListing: events about many pods at once (hundreds of pods starting)
+// are answered by one full listing, not by one ListPod per pod, and every pod's change is
+// still reported; events about a few pods by their ListPods.
+func TestWatcherBurstIsOneListing(t *testing.T) {
+	f := newFakeRuntime()
+	const pods = 40
+	var cts []string
+	for i := range pods {
+		sb := f.addSandbox(fmt.Sprintf("pod-%02d", i), 0, true, fmt.Sprintf("10.0.1.%d", i), true)
+		cts = append(cts, f.addContainer(sb, "app", 0, stRunning))
+	}
+	c := dialFake(t, f, Options{})
+	w := NewWatcher(c, WatchOptions{Clock: clocktesting.NewFakeClock(time.Unix(1000, 0))})
+	rec := &recorder{}
+	st := &watchState{sink: rec.sink, last: map[string]*PodView{}}
+	ctx := context.Background()
+	if !w.relist(ctx, st) || rec.len() != pods {
+		t.Fatalf("first listing: %d views", rec.len())
+	}
+	burst := func(cts []string, code int32) []*runtimeapi.ContainerEventResponse {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var evs []*runtimeapi.ContainerEventResponse
+		for _, ct := range cts {
+			f.containers[ct].status.State = runtimeapi.ContainerState_CONTAINER_EXITED
+			f.containers[ct].status.ExitCode = code
+			evs = append(evs, &runtimeapi.ContainerEventResponse{
+				ContainerId: ct, ContainerEventType: runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT,
+				PodSandboxStatus: clone(f.sandboxes[f.containers[ct].sandboxID]),
+			})
+		}
+		f.podLists, f.calls = map[string]int{}, map[string]int{}
+		return evs
+	}
+	counts := func() (perPod, sandboxLists int) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, n := range f.podLists {
+			perPod += n
+		}
+		return perPod, f.calls["ListPodSandbox"]
+	}
+	reported := func(from int, cts []string, code int32) {
+		t.Helper()
+		for _, ct := range cts {
+			found := false
+			for i := from; i < rec.len(); i++ {
+				if got := container(rec.get(i), ct); got != nil && got.State == ContainerExited && got.ExitCode == code {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("the exit of %s was not reported", ct)
+			}
+		}
+	}
+
+	from := rec.len()
+	if !w.handleEvents(ctx, st, burst(cts, 3)) {
+		t.Fatal("the burst asks for a relist")
+	}
+	if perPod, lists := counts(); perPod != 0 || lists != 1 {
+		t.Errorf("a burst about %d pods led to %d ListPods and %d ListPodSandbox calls; want one full listing", pods, perPod, lists)
+	}
+	reported(from, cts, 3)
+
+	// Two pods' containers restarted: a ListPod each.
+	var restarted []string
+	for _, ct := range cts[:2] {
+		f.mu.Lock()
+		sb := f.containers[ct].sandboxID
+		f.mu.Unlock()
+		restarted = append(restarted, f.addContainer(sb, "app", 1, runtimeapi.ContainerState_CONTAINER_EXITED))
+	}
+	from = rec.len()
+	if !w.handleEvents(ctx, st, burst(restarted, 4)) {
+		t.Fatal("two events ask for a relist")
+	}
+	if perPod, lists := counts(); perPod != 2 || lists != 2 {
+		t.Errorf("events about 2 pods led to %d ListPods and %d ListPodSandbox calls; want one ListPod each", perPod, lists)
+	}
+	reported(from, restarted, 4)
+}
+
+func TestManyPods(t *testing.T) {
+	for _, c := range []struct {
+		n, known int
+		want     bool
+	}{{1, 1, false}, {16, 16, false}, {17, 17, true}, {17, 300, false}, {62, 1000, false}, {63, 1000, true}, {700, 10000, true}} {
+		if got := manyPods(c.n, c.known); got != c.want {
+			t.Errorf("manyPods(%d, %d) = %v, want %v", c.n, c.known, got, c.want)
+		}
+	}
 }
