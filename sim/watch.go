@@ -16,7 +16,9 @@ import (
 // and a broken event stream is subscribed again after a second, followed
 // by a full listing. Only views that changed are given to the shells.
 // Event faults (drop, duplicate, reorder, break) are decided by the fault
-// plan's faults.DecideEvent, per stream and event number.
+// plan's faults.DecideEvent, per stream and event number. Not played: the
+// watcher's full listing in place of a burst of ListPods (cri's manyPods),
+// which changes when views arrive, not what they show.
 
 // relistPeriod is cri.WatchOptions.EventedRelistPeriod's default.
 const relistPeriod = 30 * time.Second
