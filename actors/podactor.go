@@ -43,10 +43,13 @@ type podRemoved struct{ uid string }
 // whose failure is transient is retried with back-off, never reported. What
 // runs when is the core's (lifecycle.Driver); the actor carries it out.
 type podActor struct {
-	uid   string
-	deps  *Deps
-	load  Loader
-	state *lifecycle.State
+	uid  string
+	deps *Deps
+	load Loader
+	// initial is the state recovery spawned the actor with (nil: load it
+	// from the journal); handed to the Driver at Started, which holds the
+	// state from then on (state).
+	initial *lifecycle.State
 	// parent is the Supervisor's context; ctx is this incarnation's,
 	// derived from it in Started and cancelled when the actor stops or
 	// restarts. Every I/O of the pod (journal, volumes, probes, and its
@@ -109,15 +112,23 @@ const (
 // context, which the actor's own derives from.
 func newPodActor(parent context.Context, uid string, deps *Deps, load Loader, initial *lifecycle.State, mode spawnMode) *podActor {
 	return &podActor{
-		uid: uid, deps: deps, load: load, state: initial, mode: mode, parent: parent,
+		uid: uid, deps: deps, load: load, initial: initial, mode: mode, parent: parent,
 		workers: map[string]*worker{}, startedHere: map[string]bool{},
 	}
 }
 
+// state is the pod's durable state, its Driver's (nil before Started).
+func (a *podActor) state() *lifecycle.State {
+	if a.drv == nil {
+		return nil
+	}
+	return a.drv.State()
+}
+
 // log names the pod by namespace/name once its spec is known, and by UID.
 func (a *podActor) log() *zap.Logger {
-	if a.state != nil && a.state.Pod != nil {
-		return a.deps.Logger.With(zap.String("pod", a.state.Pod.Namespace+"/"+a.state.Pod.Name), zap.String("podUID", a.uid))
+	if a.state() != nil && a.state().Pod != nil {
+		return a.deps.Logger.With(zap.String("pod", a.state().Pod.Namespace+"/"+a.state().Pod.Name), zap.String("podUID", a.uid))
 	}
 	return a.deps.Logger.With(zap.String("podUID", a.uid))
 }
@@ -126,8 +137,11 @@ func (a *podActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.ctx, a.cancel = context.WithCancel(a.parent)
-		if a.state == nil { // new, or restarted: what is on disk is the truth
-			st, err := a.load(a.ctx, a.uid)
+		st := a.initial
+		a.initial = nil // the Driver holds the state from now on
+		if st == nil {  // new, or restarted: what is on disk is the truth
+			var err error
+			st, err = a.load(a.ctx, a.uid)
 			if err != nil && a.ctx.Err() != nil {
 				// Started while the node stops: not a journal failure (no
 				// restart); the actor stays idle until it is stopped.
@@ -138,9 +152,8 @@ func (a *podActor) Receive(ctx actor.Context) {
 			if err != nil {
 				panic(&JournalError{PodUID: a.uid, Err: err})
 			}
-			a.state = st
 		}
-		a.drv = lifecycle.NewDriver(a.deps.Lifecycle, lifecycle.Retry{Min: a.deps.RetryMin, Max: a.deps.RetryMax, Snapshot: a.deps.SnapshotEvery}, a.state)
+		a.drv = lifecycle.NewDriver(a.deps.Lifecycle, lifecycle.Retry{Min: a.deps.RetryMin, Max: a.deps.RetryMax, Snapshot: a.deps.SnapshotEvery}, st)
 		if a.mode == restarted {
 			// The previous incarnation's inputs are lost: ask again.
 			ctx.Request(ctx.Parent(), &resync{uid: a.uid})
@@ -323,8 +336,8 @@ func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
 		if transient {
 			// Warned at the first failure and then at each back-off
 			// step's doubling, not at every retry.
-			if r, ok := a.deps.Events.(RetrySink); ok && a.state != nil && a.state.Pod != nil {
-				r.Retrying(a.state.Pod, m.effect, m.err)
+			if r, ok := a.deps.Events.(RetrySink); ok && a.state() != nil && a.state().Pod != nil {
+				r.Retrying(a.state().Pod, m.effect, m.err)
 			}
 			if retryAfter == a.deps.RetryMin || retryAfter < a.deps.RetryMax {
 				a.log().Warn("effect failed, will retry", zap.String("effect", key), zap.Duration("after", retryAfter), zap.Error(m.err))
@@ -363,7 +376,7 @@ func (a *podActor) carryOut(ctx actor.Context, ins []lifecycle.Input, rd lifecyc
 		op := "sync"
 		if _, desired := in.(*pb.PodDesired); desired {
 			op = "update"
-			if a.state == nil || a.state.Pod == nil {
+			if a.state() == nil || a.state().Pod == nil {
 				op = "create"
 			}
 		}
@@ -400,15 +413,14 @@ func (a *podActor) carryOut(ctx actor.Context, ins []lifecycle.Input, rd lifecyc
 			a.deps.Worker.Appended(len(rd.Events), a.deps.Clock.Since(appendStart))
 		}
 	}
-	before := a.state
+	before := a.state()
 	w := a.drv.Advance(rd, nil)
-	a.state = a.drv.State()
 	if w.Appended {
-		if rebuilt := rebuiltBy(last, before, a.state); rebuilt != "" {
+		if rebuilt := rebuiltBy(last, before, a.state()); rebuilt != "" {
 			a.rebuilt(rebuilt)
 		}
 		if a.deps.Events != nil {
-			a.deps.Events.Recorded(a.state.Pod, a.ownedHere(rd.Events))
+			a.deps.Events.Recorded(a.state().Pod, a.ownedHere(rd.Events))
 		}
 	} else if _, view := in.(*pb.RuntimeObserved); view && a.appendFailures > 0 && len(a.failedInputs) == 0 {
 		a.appendSucceeded() // a fresh view leaves nothing to journal: the wait is over
@@ -447,9 +459,9 @@ func (a *podActor) dispatch(ctx actor.Context, w lifecycle.Work) {
 		if _, pull := e.(lifecycle.PullImage); !pull && a.deps.Events != nil {
 			// A pull is told by the ContainerActor, once it knows the
 			// image is not present.
-			a.deps.Events.Acting(a.state.Pod, e)
+			a.deps.Events.Acting(a.state().Pod, e)
 		}
-		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state.Pod, podIP: a.podIP(), fresh: d.Fresh, retry: d.Retry})
+		a.toWorker(ctx, effectWorker(e), &runEffect{effect: e, pod: a.state().Pod, podIP: a.podIP(), fresh: d.Fresh, retry: d.Retry})
 	}
 }
 
@@ -532,7 +544,7 @@ func (a *podActor) stopTimer() {
 
 func (a *podActor) publish(ctx actor.Context, now time.Time) {
 	if a.deps.Admission != nil && !a.released {
-		if ph := lifecycle.Phase(a.state, now); ph == corev1.PodSucceeded || ph == corev1.PodFailed {
+		if ph := lifecycle.Phase(a.state(), now); ph == corev1.PodSucceeded || ph == corev1.PodFailed {
 			a.released = true
 			ctx.Send(ctx.Parent(), &podReleased{uid: a.uid})
 		}
@@ -540,13 +552,13 @@ func (a *podActor) publish(ctx actor.Context, now time.Time) {
 	if a.deps.Status == nil {
 		return
 	}
-	u := PodUpdate{UID: a.uid, Seq: a.state.P.Seq, Removed: a.state.P.Removed}
-	if a.state.P.AcceptedAtUnixNano != 0 {
-		u.AcceptedAt = time.Unix(0, a.state.P.AcceptedAtUnixNano)
+	u := PodUpdate{UID: a.uid, Seq: a.state().P.Seq, Removed: a.state().P.Removed}
+	if a.state().P.AcceptedAtUnixNano != 0 {
+		u.AcceptedAt = time.Unix(0, a.state().P.AcceptedAtUnixNano)
 	}
-	if a.state.Pod != nil {
-		st := lifecycle.Status(a.state, lifecycle.StatusEnv{RuntimeName: a.deps.RuntimeName, HostIP: a.deps.HostIP, Now: now})
-		u.Pod, u.Status = a.state.Pod, &st // the pod is shared and never mutated (see PodUpdate)
+	if a.state().Pod != nil {
+		st := lifecycle.Status(a.state(), lifecycle.StatusEnv{RuntimeName: a.deps.RuntimeName, HostIP: a.deps.HostIP, Now: now})
+		u.Pod, u.Status = a.state().Pod, &st // the pod is shared and never mutated (see PodUpdate)
 	}
 	a.deps.Status.PodStatus(u)
 }
@@ -554,7 +566,7 @@ func (a *podActor) publish(ctx actor.Context, now time.Time) {
 // snapshot compacts the pod's events; a failure is logged and retried later.
 func (a *podActor) snapshot(now time.Time) {
 	err := a.deps.Journal.SaveSnapshot(a.ctx, &pb.Snapshot{
-		Seq: a.state.P.Seq, TimeUnixNano: now.UnixNano(), PodUid: a.uid, State: a.state.P,
+		Seq: a.state().P.Seq, TimeUnixNano: now.UnixNano(), PodUid: a.uid, State: a.state().P,
 	})
 	if err != nil {
 		a.log().Warn("snapshot", zap.Error(err))
@@ -580,13 +592,13 @@ func (a *podActor) finish(ctx actor.Context) {
 			a.log().Warn("tear down the pod's volumes", zap.Error(err))
 		}
 	}
-	if a.state.Pod != nil && a.deps.PodConfig.CgroupsPerQOS {
-		if err := podspec.RemovePodCgroup(podspec.PodCgroupParent(a.deps.PodConfig.CgroupRoot, a.state.Pod)); err != nil {
+	if a.state().Pod != nil && a.deps.PodConfig.CgroupsPerQOS {
+		if err := podspec.RemovePodCgroup(podspec.PodCgroupParent(a.deps.PodConfig.CgroupRoot, a.state().Pod)); err != nil {
 			a.log().Warn("remove the pod's cgroup", zap.Error(err))
 		}
 	}
-	if a.state.Pod != nil {
-		if dir := podspec.PodLogDir(a.deps.PodConfig.PodLogsDir, a.state.Pod); dir != "" {
+	if a.state().Pod != nil {
+		if dir := podspec.PodLogDir(a.deps.PodConfig.PodLogsDir, a.state().Pod); dir != "" {
 			if err := os.RemoveAll(dir); err != nil {
 				a.log().Warn("remove pod logs", zap.String("dir", dir), zap.Error(err))
 			}
@@ -598,7 +610,7 @@ func (a *podActor) finish(ctx actor.Context) {
 
 // podIP is the IP of the pod's current sandbox, or "".
 func (a *podActor) podIP() string {
-	if sb := a.state.P.Sandbox; sb != nil {
+	if sb := a.state().P.Sandbox; sb != nil {
 		return sb.Ip
 	}
 	return ""
@@ -660,11 +672,11 @@ func rebuiltBy(in lifecycle.Input, before, after *lifecycle.State) string {
 // the RebuildSink (metric, API event).
 func (a *podActor) rebuilt(damage string) {
 	fields := []zap.Field{zap.String("uid", a.uid), zap.String("damage", damage)}
-	if pod := a.state.Pod; pod != nil {
+	if pod := a.state().Pod; pod != nil {
 		fields = append(fields, zap.String("pod", pod.Namespace+"/"+pod.Name))
 	}
 	running := 0
-	for _, r := range a.state.P.Containers {
+	for _, r := range a.state().P.Containers {
 		if r.Phase == pb.ContainerPhase_CONTAINER_RUNNING {
 			running++
 		}
@@ -672,6 +684,6 @@ func (a *podActor) rebuilt(damage string) {
 	fields = append(fields, zap.Int("runningAdopted", running))
 	a.deps.Logger.Error("pod rebuilt from the runtime: its journal history was lost; running containers adopted, nothing restarted", fields...)
 	if a.deps.Rebuilt != nil {
-		a.deps.Rebuilt.Rebuilt(a.state.Pod, damage)
+		a.deps.Rebuilt.Rebuilt(a.state().Pod, damage)
 	}
 }

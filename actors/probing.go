@@ -85,10 +85,10 @@ type Hooks interface {
 // syncProbes starts or stops the pod's probe workers after each decision:
 // probes run for the containers lifecycle.ProbeTargets names.
 func (a *podActor) syncProbes(ctx actor.Context) {
-	if a.deps.Probers == nil || a.state == nil || a.state.Pod == nil {
+	if a.deps.Probers == nil || a.state() == nil || a.state().Pod == nil {
 		return
 	}
-	targets := lifecycle.ProbeTargets(a.state)
+	targets := lifecycle.ProbeTargets(a.state())
 	if a.prober == nil {
 		if len(targets) == 0 {
 			return
@@ -96,10 +96,10 @@ func (a *podActor) syncProbes(ctx actor.Context) {
 		self, root := ctx.Self(), ctx.ActorSystem().Root
 		var observe func(Probed)
 		if sink, ok := a.deps.Events.(ProbeSink); ok {
-			pod := a.state.Pod
+			pod := a.state().Pod
 			observe = func(p Probed) { sink.Probed(pod, p) }
 		}
-		a.prober = a.deps.Probers.ForPod(a.state.Pod, func(r *pb.ProbeResult) { root.Send(self, r) }, observe)
+		a.prober = a.deps.Probers.ForPod(a.state().Pod, func(r *pb.ProbeResult) { root.Send(self, r) }, observe)
 	}
 	a.prober.Sync(a.ctx, a.podIP(), targets)
 }

@@ -67,7 +67,7 @@ func (a *podActor) beginSync(in lifecycle.Input, now time.Time, events []*pb.Env
 		ns, podName = st.Pod.Namespace, st.Pod.Name
 	}
 	attrs := append(tracing.Pod(a.uid, ns, podName),
-		tracing.UpdateTypeKey.String(updateType(in, a.state)),
+		tracing.UpdateTypeKey.String(updateType(in, a.state())),
 		tracing.InputKey.String(string(in.ProtoReflect().Descriptor().Name())))
 	s := &syncTrace{tracer: a.deps.TracerProvider.Tracer(tracing.InstrumentationScope), name: name, start: now, attrs: attrs, link: a.traceLink}
 	a.sync = s
@@ -108,9 +108,9 @@ func (a *podActor) traceEffect() effectTrace {
 		return effectTrace{}
 	}
 	sp := a.sync.open()
-	if a.state != nil {
-		sp.SetAttributes(tracing.JournalSeqKey.Int64(int64(a.state.P.GetSeq())))
-		return effectTrace{parent: sp.SpanContext(), seq: a.state.P.GetSeq()}
+	if a.state() != nil {
+		sp.SetAttributes(tracing.JournalSeqKey.Int64(int64(a.state().P.GetSeq())))
+		return effectTrace{parent: sp.SpanContext(), seq: a.state().P.GetSeq()}
 	}
 	return effectTrace{parent: sp.SpanContext()}
 }
