@@ -27,6 +27,6 @@ func Example() {
 	fmt.Println("digest:", r.Digest[:16])
 	// Output:
 	// pods: 30 virtual: 16m0s violations: 0
-	// crashes: true steps: 725
-	// digest: cd88ab655fdb1ee5
+	// crashes: true steps: 749
+	// digest: 521b07b3d1a2839e
 }
