@@ -289,6 +289,10 @@ func (a *containerActor) call(ctx context.Context, m *runEffect) (*pb.EffectResu
 		if err != nil {
 			return fail(res, "RemovePodSandboxError", err)
 		}
+	case lifecycle.CleanUpPod:
+		if err := a.cleanUpPod(ctx, m.pod); err != nil {
+			return fail(res, ReasonCleanUpPodError, err)
+		}
 	case lifecycle.RunHook:
 		a.runLifecycleHook(ctx, e, m.pod, res)
 	case lifecycle.UpdateContainerResources:

@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
 	"github.com/actorlet/actorlet/cri"
-	"github.com/actorlet/actorlet/podspec"
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -575,34 +573,18 @@ func (a *podActor) snapshot(now time.Time) {
 	a.drv.Snapshotted()
 }
 
-// finish ends the actor once its pod is gone: the final state is compacted
-// into a snapshot (kept for `actorlet journal`), then the Supervisor forgets it.
+// finish ends the actor once its pod is done: the final state is compacted
+// into a snapshot (kept for `actorlet journal`), then the Supervisor forgets
+// it. What the pod had on the node (volumes, pod cgroup, log directory) is
+// gone already: a removed pod is done only once its clean-up, an effect of
+// the core (lifecycle.CleanUpPod, carried out by the sandbox's
+// ContainerActor), is journaled (PodCleanedUp).
 func (a *podActor) finish(ctx actor.Context) {
 	a.stopped = true
 	a.stopTimer()
 	a.stopProbes()
 	if a.drv.SinceSnapshot() > 0 {
 		a.snapshot(a.deps.Clock.Now())
-	}
-	// The pod's containers are gone, and so are their volumes and logs. A
-	// tear-down cut short by a stop is finished by the node's sweep of
-	// orphaned pod directories.
-	if a.deps.Volumes != nil {
-		if err := a.deps.Volumes.TearDown(a.ctx, a.uid); err != nil {
-			a.log().Warn("tear down the pod's volumes", zap.Error(err))
-		}
-	}
-	if a.state().Pod != nil && a.deps.PodConfig.CgroupsPerQOS {
-		if err := podspec.RemovePodCgroup(podspec.PodCgroupParent(a.deps.PodConfig.CgroupRoot, a.state().Pod)); err != nil {
-			a.log().Warn("remove the pod's cgroup", zap.Error(err))
-		}
-	}
-	if a.state().Pod != nil {
-		if dir := podspec.PodLogDir(a.deps.PodConfig.PodLogsDir, a.state().Pod); dir != "" {
-			if err := os.RemoveAll(dir); err != nil {
-				a.log().Warn("remove pod logs", zap.String("dir", dir), zap.Error(err))
-			}
-		}
 	}
 	ctx.Send(ctx.Parent(), &podRemoved{uid: a.uid})
 	ctx.Stop(ctx.Self())

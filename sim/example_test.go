@@ -27,6 +27,6 @@ func Example() {
 	fmt.Println("digest:", r.Digest[:16])
 	// Output:
 	// pods: 30 virtual: 16m0s violations: 0
-	// crashes: true steps: 870
-	// digest: 14ee24a0daff5555
+	// crashes: true steps: 888
+	// digest: af2276372d0d5a81
 }

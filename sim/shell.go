@@ -23,6 +23,12 @@ import (
 // snapshots and the pod's end; the shell carries them out with the
 // ContainerActor's code (actors.RunEffect) on the virtual clock.
 //
+// A removed pod's clean-up (lifecycle.CleanUpPod) is an effect like the
+// others, carried out by the same code: the simulation has no volumes, so
+// it removes the pod's log directory if the node's options name one, and
+// otherwise just succeeds; the shell finishes only once its outcome,
+// PodCleanedUp, is journaled, so a crash between the two is exercised.
+//
 // What it leaves out of the PodActor's shell: probes, hooks, volumes,
 // status publishing and API events, admission, and the append-failure wait.
 type shell struct {
@@ -177,8 +183,8 @@ func (n *Node) arm(p *shell, at time.Time) {
 	})
 }
 
-// finish ends the shell once its pod is gone: the final state is compacted
-// into a snapshot, then the node forgets it.
+// finish ends the shell once its pod is done (removed and cleaned up): the
+// final state is compacted into a snapshot, then the node forgets it.
 func (n *Node) finish(p *shell) {
 	if n.s.trace != nil {
 		n.s.trace(n, p.uid, "finish")

@@ -273,6 +273,8 @@ func Apply(s *State, env *pb.Envelope) {
 		s.P.FinalPhase = e.PodTerminated.Phase
 	case *pb.Event_PodRemoved:
 		s.P.Removed = true
+	case *pb.Event_PodCleanedUp:
+		s.P.CleanedUp = true
 	}
 }
 

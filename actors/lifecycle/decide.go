@@ -126,8 +126,11 @@ func (d *decider) desired(in *pb.PodDesired) {
 		d.resizeVerdict = in
 	}
 	p := d.s.P
-	if p.Terminating && !p.Removed {
-		return // wanted again while going: the Supervisor asks again once it is gone
+	if (p.Terminating && !p.Removed) || d.s.CleanUpPending() {
+		// Wanted again while going, or before its clean-up (which would
+		// tear down what a new life sets up): the Supervisor asks again
+		// once it is gone.
+		return
 	}
 	// The source's pod is decoded once per input, and encoded as journaled
 	// (storedSpec) once: acceptance and update share both, and the fold of
@@ -519,6 +522,8 @@ func (d *decider) result(res *pb.EffectResult) {
 				d.emit(&pb.Event{Kind: &pb.Event_SandboxStopped{SandboxStopped: &pb.SandboxStopped{SandboxId: rest}}})
 			}
 		}
+	case "cleanup":
+		d.cleanedUp(res)
 	case "rmsandbox":
 		if res.Failed {
 			return

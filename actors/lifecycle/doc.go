@@ -37,7 +37,13 @@
 //	   ─► [ImagePulled] ─► ContainerRequested(c,k) ─► ContainerCreated ─► ContainerStarted
 //	   ─► ContainerExited ─► BackOffStarted ─► ContainerRequested(c,k+1) ...
 //	PodTerminating ─► (StopContainer…) ContainerExited ─► SandboxStopped ─► SandboxRemoved
-//	   ─► PodTerminated ─► PodRemoved
+//	   ─► PodTerminated ─► PodRemoved ─► (CleanUpPod) PodCleanedUp
+//
+// A removed pod is done (Driver: Finish) only once its clean-up, the
+// CleanUpPod effect (its volumes, pod cgroup and log directory), has
+// journaled its outcome, PodCleanedUp: a crash before that hands the
+// clean-up out again, which is harmless (it is idempotent); after it,
+// never.
 //
 // A pod with spec.activeDeadlineSeconds arms a timer at that long after its
 // acceptance; reached before the pod finished, it journals

@@ -20,7 +20,9 @@ import (
 // and it says which creations are fresh (journaled by this Driver and not
 // tried yet: no earlier try can have left an object behind, so they are
 // created without a lookup), when the pod's one timer fires, when the
-// runtime must be listed, when to snapshot and when the pod is finished.
+// runtime must be listed, when to snapshot and when the pod is finished:
+// only once it is Done, that is for a removed pod once its clean-up
+// (CleanUpPod) is journaled (PodCleanedUp), never at its removal.
 //
 // It is pure and deterministic: no I/O, time only from its callers. A shell
 // (the PodActor, the simulation's shell) uses it as etcd raft's
@@ -102,9 +104,10 @@ type Work struct {
 	// Publish: the pod's status is news (it changed, or this Driver never
 	// published it).
 	Publish bool
-	// Finish: the pod is gone (removed, or done with nothing left):
-	// snapshot it if SinceSnapshot > 0, tear down what it had on the node,
-	// forget it. Nothing else of this Work is set.
+	// Finish: the pod is done (removed and cleaned up, see CleanUpPod, or
+	// rejected with nothing created): snapshot it if SinceSnapshot > 0,
+	// forget it. What it had on the node is gone already (PodCleanedUp).
+	// Nothing else of this Work is set.
 	Finish bool
 	// Snapshot: compact the pod's events (Snapshotted once saved).
 	Snapshot bool
@@ -198,18 +201,22 @@ func (d *Driver) Advance(rd Ready, appendErr error) Work {
 		return w
 	}
 	dec := rd.dec
+	wasRemoved := d.state.P.Removed
 	d.state = dec.State
 	if len(dec.Events) > 0 {
-		w.Appended, w.Publish = true, true
+		// A removed pod's status went out with its removal: its clean-up
+		// is no news, unless this Driver never published it (recovered).
+		w.Appended = true
+		w.Publish = !wasRemoved || !d.state.P.Removed || !d.published
 		d.published = true
 		d.sinceSnap += len(dec.Events)
 		d.markFresh(dec.Events)
-		if d.state.P.Removed || d.state.Done() {
-			return Work{Appended: true, Publish: true, Finish: true}
+		if d.state.Done() {
+			return Work{Appended: true, Publish: w.Publish, Finish: true}
 		}
 		w.Snapshot = d.retry.Snapshot > 0 && d.sinceSnap >= d.retry.Snapshot
 	} else {
-		if d.state.P.Removed && len(dec.Effects) == 0 {
+		if d.state.P.Removed && d.state.Done() && len(dec.Effects) == 0 {
 			return Work{Finish: true} // a stale view of a pod already gone
 		}
 		if !d.published && !d.state.P.Removed {

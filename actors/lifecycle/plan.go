@@ -16,7 +16,10 @@ func (d *decider) plan() []Effect {
 	var fx effects
 	d.strays(&fx)
 	if p.Removed {
-		return fx.list // only leftovers that a stale view still shows
+		// Only leftovers that a stale view still shows, and then the
+		// pod's clean-up.
+		d.cleanUp(&fx)
+		return fx.list
 	}
 	switch {
 	case p.Terminating || (d.s.Pod == nil && !p.Rejected):

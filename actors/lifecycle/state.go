@@ -100,10 +100,11 @@ func (s *State) UID() string { return s.P.GetUid() }
 // Accepted reports whether the node took the pod (it has a spec and was not rejected).
 func (s *State) Accepted() bool { return s.Pod != nil && !s.P.Rejected }
 
-// Done reports whether nothing is left to do for the pod: it was removed, or
-// it was rejected without ever creating anything.
+// Done reports whether nothing is left to do for the pod: it was removed and
+// cleaned up (PodCleanedUp; see CleanUpPod), or it was rejected without ever
+// creating anything.
 func (s *State) Done() bool {
-	return s.P.Removed || (s.P.Rejected && s.P.SandboxAttempt == 0)
+	return (s.P.Removed && !s.CleanUpPending()) || s.neverRan()
 }
 
 // DecodePod decodes a journaled pod.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -225,9 +226,15 @@ func TestRemovedPodsAreCompacted(t *testing.T) {
 		return ph == corev1.PodRunning, string(ph)
 	})
 	a.SetPods("test", nil)
-	waitFor(t, "web removed", func() (bool, string) {
+	// Done, not only removed: its clean-up journaled (PodCleanedUp) and
+	// its actor gone. A pod stopped before that is kept by compaction.
+	waitFor(t, "web removed and cleaned up", func() (bool, string) {
 		_, known := a.Statuses().Get("uid-web")
-		return !known, "still known"
+		active, err := a.ActivePods(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return !known && !slices.Contains(active, "uid-web"), fmt.Sprintf("status known %v, actors %v", known, active)
 	})
 	if err := a.Stop(context.Background()); err != nil {
 		t.Fatal(err)

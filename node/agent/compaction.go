@@ -45,8 +45,10 @@ func compactRemovedLoop(ctx context.Context, j *journal.Journal, retention time.
 	}, period)
 }
 
-// compactRemoved deletes from the journal every pod that was removed (its
-// stream is a final snapshot with Removed set and no events after it) more
+// compactRemoved deletes from the journal every pod that was removed and
+// cleaned up (its stream is a final snapshot of a done pod, PodCleanedUp
+// folded in, and no events after it; one whose clean-up is still pending is
+// kept, so that its next start carries it out) more
 // than retention before now: the retention window keeps a removed pod's
 // timeline for `actorlet journal`. Damaged pods (LoadAll's *CorruptError)
 // are left for recovery. The delete applies only if the pod's stream still
@@ -63,8 +65,8 @@ func compactRemoved(ctx context.Context, j *journal.Journal, retention time.Dura
 			continue
 		}
 		st, rerr := actors.Restore(uid, s.Snapshot, nil)
-		if rerr != nil || !st.P.Removed {
-			continue
+		if rerr != nil || !st.P.Removed || !st.Done() {
+			continue // not removed, or its clean-up not journaled yet
 		}
 		switch derr := j.DeleteAt(ctx, uid, s.Snapshot.Seq); {
 		case derr == nil:

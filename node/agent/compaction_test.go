@@ -11,8 +11,9 @@ import (
 )
 
 // A running node's compaction deletes removed pods once their retention has
-// passed, keeps the recently removed ones and the live ones, and a pod
-// written to after the read is not deleted.
+// passed, keeps the recently removed ones, the live ones and those whose
+// clean-up is not journaled yet, and a pod written to after the read is not
+// deleted.
 func TestCompactRemovedHonoursRetention(t *testing.T) {
 	ctx := context.Background()
 	j, err := journal.Open(ctx, t.TempDir(), journal.Options{NoSync: true})
@@ -24,17 +25,18 @@ func TestCompactRemovedHonoursRetention(t *testing.T) {
 	ev := func(uid string, seq uint64) *pb.Envelope {
 		return &pb.Envelope{Seq: seq, PodUid: uid, Event: &pb.Event{Kind: &pb.Event_PodRemoved{PodRemoved: &pb.PodRemoved{}}}}
 	}
-	removed := func(uid string, at time.Time) {
+	removed := func(uid string, at time.Time, cleanedUp bool) {
 		if err := j.Append(ctx, uid, ev(uid, 1)); err != nil {
 			t.Fatal(err)
 		}
-		snap := &pb.Snapshot{Seq: 1, PodUid: uid, TimeUnixNano: at.UnixNano(), State: &pb.PodState{Uid: uid, Seq: 1, Removed: true}}
+		snap := &pb.Snapshot{Seq: 1, PodUid: uid, TimeUnixNano: at.UnixNano(), State: &pb.PodState{Uid: uid, Seq: 1, Removed: true, CleanedUp: cleanedUp}}
 		if err := j.SaveSnapshot(ctx, snap); err != nil {
 			t.Fatal(err)
 		}
 	}
-	removed("old", now.Add(-2*time.Hour))
-	removed("recent", now.Add(-30*time.Minute))
+	removed("old", now.Add(-2*time.Hour), true)
+	removed("recent", now.Add(-30*time.Minute), true)
+	removed("not-cleaned-up", now.Add(-2*time.Hour), false)
 	if err := j.Append(ctx, "live", ev("live", 1)); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +45,7 @@ func TestCompactRemovedHonoursRetention(t *testing.T) {
 		t.Fatalf("compacted %d (%v), want 1", n, err)
 	}
 	pods, _ := j.Pods(ctx)
-	if !slices.Equal(pods, []string{"live", "recent"}) {
+	if !slices.Equal(pods, []string{"live", "not-cleaned-up", "recent"}) {
 		t.Fatalf("pods %v after compaction", pods)
 	}
 	// An hour later the recent one goes too.

@@ -37,10 +37,10 @@ func recoverState(ctx context.Context, j *journal.Journal, client *cri.Client, e
 		if err != nil {
 			return nil, nil, fmt.Errorf("recover from journal %s: %w", j.Path(), err)
 		}
-		if st.P.Removed && len(s.Events) == 0 && s.Snapshot != nil &&
+		if st.P.Removed && st.Done() && len(s.Events) == 0 && s.Snapshot != nil &&
 			time.Since(time.Unix(0, s.Snapshot.TimeUnixNano)) > retention {
 			// Compaction of removed pods: their final snapshot has been kept
-			// long enough.
+			// long enough (and their clean-up is journaled: see Done).
 			if err := j.Delete(ctx, uid); err != nil {
 				return nil, nil, fmt.Errorf("compact removed pod %s: %w", uid, err)
 			}

@@ -11,7 +11,10 @@ import (
 // volumeUpkeep keeps the node's pod volumes: every period it writes
 // changed ConfigMap, Secret, downward API and token contents into the
 // volumes of the pods that run, and removes the pod directories no pod
-// actor owns (left by a crash between a pod's removal and its TearDown).
+// actor owns. A removed pod's own tear-down is its CleanUpPod effect, whose
+// outcome is journaled (a crash before it hands it out again); this sweep
+// is the net for directories of UIDs the journal does not know (a journal
+// lost or quarantined, a pod compacted away, a directory from elsewhere).
 func (a *Agent) volumeUpkeep(ctx context.Context, v Volumes, period time.Duration) {
 	t := a.cfg.clock.NewTicker(period)
 	defer t.Stop()

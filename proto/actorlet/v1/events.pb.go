@@ -387,6 +387,7 @@ type Event struct {
 	//	*Event_ContainerResizeRestarting
 	//	*Event_PodResizeCompleted
 	//	*Event_ContainerStopRequested
+	//	*Event_PodCleanedUp
 	//	*Event_HookRequested
 	//	*Event_HookDecided
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
@@ -728,6 +729,15 @@ func (x *Event) GetContainerStopRequested() *ContainerStopRequested {
 	return nil
 }
 
+func (x *Event) GetPodCleanedUp() *PodCleanedUp {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_PodCleanedUp); ok {
+			return x.PodCleanedUp
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetHookRequested() *HookRequested {
 	if x != nil {
 		if x, ok := x.Kind.(*Event_HookRequested); ok {
@@ -882,6 +892,10 @@ type Event_ContainerStopRequested struct {
 	ContainerStopRequested *ContainerStopRequested `protobuf:"bytes,33,opt,name=container_stop_requested,json=containerStopRequested,proto3,oneof"`
 }
 
+type Event_PodCleanedUp struct {
+	PodCleanedUp *PodCleanedUp `protobuf:"bytes,34,opt,name=pod_cleaned_up,json=podCleanedUp,proto3,oneof"`
+}
+
 type Event_HookRequested struct {
 	// 40 and up: the node's lifecycle hooks (user code; see HookRequested).
 	HookRequested *HookRequested `protobuf:"bytes,40,opt,name=hook_requested,json=hookRequested,proto3,oneof"`
@@ -956,6 +970,8 @@ func (*Event_ContainerResizeRestarting) isEvent_Kind() {}
 func (*Event_PodResizeCompleted) isEvent_Kind() {}
 
 func (*Event_ContainerStopRequested) isEvent_Kind() {}
+
+func (*Event_PodCleanedUp) isEvent_Kind() {}
 
 func (*Event_HookRequested) isEvent_Kind() {}
 
@@ -3382,6 +3398,47 @@ func (*PodRemoved) Descriptor() ([]byte, []int) {
 	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{38}
 }
 
+// PodCleanedUp: what the removed pod had on the node besides its runtime
+// objects (its volumes, its pod cgroup, its pod log directory) is gone: the
+// outcome of the CleanUpPod effect, which PodRemoved makes outstanding. Only
+// once it is journaled is the pod done (snapshotted and forgotten); a crash
+// before it hands the effect out again (it is idempotent), never after.
+type PodCleanedUp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodCleanedUp) Reset() {
+	*x = PodCleanedUp{}
+	mi := &file_actorlet_v1_events_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodCleanedUp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodCleanedUp) ProtoMessage() {}
+
+func (x *PodCleanedUp) ProtoReflect() protoreflect.Message {
+	mi := &file_actorlet_v1_events_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodCleanedUp.ProtoReflect.Descriptor instead.
+func (*PodCleanedUp) Descriptor() ([]byte, []int) {
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{39}
+}
+
 // PodState is the pod as the journal knows it: the fold of its events.
 // It is what snapshots store.
 type PodState struct {
@@ -3418,6 +3475,8 @@ type PodState struct {
 	FailReason  string `protobuf:"bytes,24,opt,name=fail_reason,json=failReason,proto3" json:"fail_reason,omitempty"`
 	FailMessage string `protobuf:"bytes,25,opt,name=fail_message,json=failMessage,proto3" json:"fail_message,omitempty"`
 	Evicted     bool   `protobuf:"varint,26,opt,name=evicted,proto3" json:"evicted,omitempty"`
+	// cleaned_up: PodCleanedUp was journaled (after removed).
+	CleanedUp bool `protobuf:"varint,27,opt,name=cleaned_up,json=cleanedUp,proto3" json:"cleaned_up,omitempty"`
 	// stage_hooks: the node's lifecycle hook steps of the pod, by
 	// "<stage>/<container>/<attempt>" (HookRequested, HookDecided).
 	StageHooks map[string]*StageHookRecord `protobuf:"bytes,40,rep,name=stage_hooks,json=stageHooks,proto3" json:"stage_hooks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
@@ -3452,7 +3511,7 @@ type PodState struct {
 
 func (x *PodState) Reset() {
 	*x = PodState{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[39]
+	mi := &file_actorlet_v1_events_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3464,7 +3523,7 @@ func (x *PodState) String() string {
 func (*PodState) ProtoMessage() {}
 
 func (x *PodState) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[39]
+	mi := &file_actorlet_v1_events_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3477,7 +3536,7 @@ func (x *PodState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodState.ProtoReflect.Descriptor instead.
 func (*PodState) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{39}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PodState) GetUid() string {
@@ -3662,6 +3721,13 @@ func (x *PodState) GetEvicted() bool {
 	return false
 }
 
+func (x *PodState) GetCleanedUp() bool {
+	if x != nil {
+		return x.CleanedUp
+	}
+	return false
+}
+
 func (x *PodState) GetStageHooks() map[string]*StageHookRecord {
 	if x != nil {
 		return x.StageHooks
@@ -3768,7 +3834,7 @@ type StageHookRecord struct {
 
 func (x *StageHookRecord) Reset() {
 	*x = StageHookRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[40]
+	mi := &file_actorlet_v1_events_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3780,7 +3846,7 @@ func (x *StageHookRecord) String() string {
 func (*StageHookRecord) ProtoMessage() {}
 
 func (x *StageHookRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[40]
+	mi := &file_actorlet_v1_events_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3793,7 +3859,7 @@ func (x *StageHookRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageHookRecord.ProtoReflect.Descriptor instead.
 func (*StageHookRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{40}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *StageHookRecord) GetStage() string {
@@ -3888,7 +3954,7 @@ type SandboxRecord struct {
 
 func (x *SandboxRecord) Reset() {
 	*x = SandboxRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[41]
+	mi := &file_actorlet_v1_events_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3900,7 +3966,7 @@ func (x *SandboxRecord) String() string {
 func (*SandboxRecord) ProtoMessage() {}
 
 func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[41]
+	mi := &file_actorlet_v1_events_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3913,7 +3979,7 @@ func (x *SandboxRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxRecord.ProtoReflect.Descriptor instead.
 func (*SandboxRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{41}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SandboxRecord) GetAttempt() uint32 {
@@ -4033,7 +4099,7 @@ type ContainerRecord struct {
 
 func (x *ContainerRecord) Reset() {
 	*x = ContainerRecord{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[42]
+	mi := &file_actorlet_v1_events_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4045,7 +4111,7 @@ func (x *ContainerRecord) String() string {
 func (*ContainerRecord) ProtoMessage() {}
 
 func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[42]
+	mi := &file_actorlet_v1_events_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4058,7 +4124,7 @@ func (x *ContainerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRecord.ProtoReflect.Descriptor instead.
 func (*ContainerRecord) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{42}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ContainerRecord) GetName() string {
@@ -4264,7 +4330,7 @@ type Termination struct {
 
 func (x *Termination) Reset() {
 	*x = Termination{}
-	mi := &file_actorlet_v1_events_proto_msgTypes[43]
+	mi := &file_actorlet_v1_events_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4276,7 +4342,7 @@ func (x *Termination) String() string {
 func (*Termination) ProtoMessage() {}
 
 func (x *Termination) ProtoReflect() protoreflect.Message {
-	mi := &file_actorlet_v1_events_proto_msgTypes[43]
+	mi := &file_actorlet_v1_events_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4289,7 +4355,7 @@ func (x *Termination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Termination.ProtoReflect.Descriptor instead.
 func (*Termination) Descriptor() ([]byte, []int) {
-	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{43}
+	return file_actorlet_v1_events_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Termination) GetContainerId() string {
@@ -4350,7 +4416,7 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12$\n" +
 	"\x0etime_unix_nano\x18\x03 \x01(\x03R\ftimeUnixNano\x12\x17\n" +
 	"\apod_uid\x18\x04 \x01(\tR\x06podUid\x12+\n" +
-	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\xbb\x14\n" +
+	"\x05state\x18\x05 \x01(\v2\x15.actorlet.v1.PodStateR\x05state\"\xfe\x14\n" +
 	"\x05Event\x12=\n" +
 	"\fpod_accepted\x18\x01 \x01(\v2\x18.actorlet.v1.PodAcceptedH\x00R\vpodAccepted\x12=\n" +
 	"\fpod_rejected\x18\x02 \x01(\v2\x18.actorlet.v1.PodRejectedH\x00R\vpodRejected\x12=\n" +
@@ -4389,7 +4455,8 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\x17container_resize_failed\x18\x1e \x01(\v2\".actorlet.v1.ContainerResizeFailedH\x00R\x15containerResizeFailed\x12h\n" +
 	"\x1bcontainer_resize_restarting\x18\x1f \x01(\v2&.actorlet.v1.ContainerResizeRestartingH\x00R\x19containerResizeRestarting\x12S\n" +
 	"\x14pod_resize_completed\x18  \x01(\v2\x1f.actorlet.v1.PodResizeCompletedH\x00R\x12podResizeCompleted\x12_\n" +
-	"\x18container_stop_requested\x18! \x01(\v2#.actorlet.v1.ContainerStopRequestedH\x00R\x16containerStopRequested\x12C\n" +
+	"\x18container_stop_requested\x18! \x01(\v2#.actorlet.v1.ContainerStopRequestedH\x00R\x16containerStopRequested\x12A\n" +
+	"\x0epod_cleaned_up\x18\" \x01(\v2\x19.actorlet.v1.PodCleanedUpH\x00R\fpodCleanedUp\x12C\n" +
 	"\x0ehook_requested\x18( \x01(\v2\x1a.actorlet.v1.HookRequestedH\x00R\rhookRequested\x12=\n" +
 	"\fhook_decided\x18) \x01(\v2\x18.actorlet.v1.HookDecidedH\x00R\vhookDecidedB\x06\n" +
 	"\x04kind\"\xaf\x01\n" +
@@ -4581,7 +4648,8 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\rPodTerminated\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\"\f\n" +
 	"\n" +
-	"PodRemoved\"\xaf\x0f\n" +
+	"PodRemoved\"\x0e\n" +
+	"\fPodCleanedUp\"\xce\x0f\n" +
 	"\bPodState\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x19\n" +
@@ -4616,7 +4684,9 @@ const file_actorlet_v1_events_proto_rawDesc = "" +
 	"\vfail_reason\x18\x18 \x01(\tR\n" +
 	"failReason\x12!\n" +
 	"\ffail_message\x18\x19 \x01(\tR\vfailMessage\x12\x18\n" +
-	"\aevicted\x18\x1a \x01(\bR\aevicted\x12F\n" +
+	"\aevicted\x18\x1a \x01(\bR\aevicted\x12\x1d\n" +
+	"\n" +
+	"cleaned_up\x18\x1b \x01(\bR\tcleanedUp\x12F\n" +
 	"\vstage_hooks\x18( \x03(\v2%.actorlet.v1.PodState.StageHooksEntryR\n" +
 	"stageHooks\x12B\n" +
 	"\tallocated\x18) \x03(\v2$.actorlet.v1.PodState.AllocatedEntryR\tallocated\x122\n" +
@@ -4734,7 +4804,7 @@ func file_actorlet_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_actorlet_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_actorlet_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_actorlet_v1_events_proto_goTypes = []any{
 	(ProbeKind)(0),                    // 0: actorlet.v1.ProbeKind
 	(SandboxPhase)(0),                 // 1: actorlet.v1.SandboxPhase
@@ -4778,18 +4848,19 @@ var file_actorlet_v1_events_proto_goTypes = []any{
 	(*SandboxRemoved)(nil),            // 39: actorlet.v1.SandboxRemoved
 	(*PodTerminated)(nil),             // 40: actorlet.v1.PodTerminated
 	(*PodRemoved)(nil),                // 41: actorlet.v1.PodRemoved
-	(*PodState)(nil),                  // 42: actorlet.v1.PodState
-	(*StageHookRecord)(nil),           // 43: actorlet.v1.StageHookRecord
-	(*SandboxRecord)(nil),             // 44: actorlet.v1.SandboxRecord
-	(*ContainerRecord)(nil),           // 45: actorlet.v1.ContainerRecord
-	(*Termination)(nil),               // 46: actorlet.v1.Termination
-	nil,                               // 47: actorlet.v1.PodState.ContainersEntry
-	nil,                               // 48: actorlet.v1.PodState.StageHooksEntry
-	nil,                               // 49: actorlet.v1.PodState.AllocatedEntry
+	(*PodCleanedUp)(nil),              // 42: actorlet.v1.PodCleanedUp
+	(*PodState)(nil),                  // 43: actorlet.v1.PodState
+	(*StageHookRecord)(nil),           // 44: actorlet.v1.StageHookRecord
+	(*SandboxRecord)(nil),             // 45: actorlet.v1.SandboxRecord
+	(*ContainerRecord)(nil),           // 46: actorlet.v1.ContainerRecord
+	(*Termination)(nil),               // 47: actorlet.v1.Termination
+	nil,                               // 48: actorlet.v1.PodState.ContainersEntry
+	nil,                               // 49: actorlet.v1.PodState.StageHooksEntry
+	nil,                               // 50: actorlet.v1.PodState.AllocatedEntry
 }
 var file_actorlet_v1_events_proto_depIdxs = []int32{
 	5,  // 0: actorlet.v1.Envelope.event:type_name -> actorlet.v1.Event
-	42, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
+	43, // 1: actorlet.v1.Snapshot.state:type_name -> actorlet.v1.PodState
 	7,  // 2: actorlet.v1.Event.pod_accepted:type_name -> actorlet.v1.PodAccepted
 	8,  // 3: actorlet.v1.Event.pod_rejected:type_name -> actorlet.v1.PodRejected
 	9,  // 4: actorlet.v1.Event.image_pulled:type_name -> actorlet.v1.ImagePulled
@@ -4823,27 +4894,28 @@ var file_actorlet_v1_events_proto_depIdxs = []int32{
 	35, // 32: actorlet.v1.Event.container_resize_restarting:type_name -> actorlet.v1.ContainerResizeRestarting
 	36, // 33: actorlet.v1.Event.pod_resize_completed:type_name -> actorlet.v1.PodResizeCompleted
 	6,  // 34: actorlet.v1.Event.container_stop_requested:type_name -> actorlet.v1.ContainerStopRequested
-	26, // 35: actorlet.v1.Event.hook_requested:type_name -> actorlet.v1.HookRequested
-	27, // 36: actorlet.v1.Event.hook_decided:type_name -> actorlet.v1.HookDecided
-	0,  // 37: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
-	44, // 38: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
-	44, // 39: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
-	47, // 40: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
-	48, // 41: actorlet.v1.PodState.stage_hooks:type_name -> actorlet.v1.PodState.StageHooksEntry
-	49, // 42: actorlet.v1.PodState.allocated:type_name -> actorlet.v1.PodState.AllocatedEntry
-	37, // 43: actorlet.v1.PodState.allocated_pod_resources:type_name -> actorlet.v1.Resources
-	1,  // 44: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
-	2,  // 45: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
-	46, // 46: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
-	37, // 47: actorlet.v1.ContainerRecord.applied:type_name -> actorlet.v1.Resources
-	45, // 48: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
-	43, // 49: actorlet.v1.PodState.StageHooksEntry.value:type_name -> actorlet.v1.StageHookRecord
-	37, // 50: actorlet.v1.PodState.AllocatedEntry.value:type_name -> actorlet.v1.Resources
-	51, // [51:51] is the sub-list for method output_type
-	51, // [51:51] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	42, // 35: actorlet.v1.Event.pod_cleaned_up:type_name -> actorlet.v1.PodCleanedUp
+	26, // 36: actorlet.v1.Event.hook_requested:type_name -> actorlet.v1.HookRequested
+	27, // 37: actorlet.v1.Event.hook_decided:type_name -> actorlet.v1.HookDecided
+	0,  // 38: actorlet.v1.ProbeChanged.kind:type_name -> actorlet.v1.ProbeKind
+	45, // 39: actorlet.v1.PodState.sandbox:type_name -> actorlet.v1.SandboxRecord
+	45, // 40: actorlet.v1.PodState.old_sandboxes:type_name -> actorlet.v1.SandboxRecord
+	48, // 41: actorlet.v1.PodState.containers:type_name -> actorlet.v1.PodState.ContainersEntry
+	49, // 42: actorlet.v1.PodState.stage_hooks:type_name -> actorlet.v1.PodState.StageHooksEntry
+	50, // 43: actorlet.v1.PodState.allocated:type_name -> actorlet.v1.PodState.AllocatedEntry
+	37, // 44: actorlet.v1.PodState.allocated_pod_resources:type_name -> actorlet.v1.Resources
+	1,  // 45: actorlet.v1.SandboxRecord.phase:type_name -> actorlet.v1.SandboxPhase
+	2,  // 46: actorlet.v1.ContainerRecord.phase:type_name -> actorlet.v1.ContainerPhase
+	47, // 47: actorlet.v1.ContainerRecord.last_termination:type_name -> actorlet.v1.Termination
+	37, // 48: actorlet.v1.ContainerRecord.applied:type_name -> actorlet.v1.Resources
+	46, // 49: actorlet.v1.PodState.ContainersEntry.value:type_name -> actorlet.v1.ContainerRecord
+	44, // 50: actorlet.v1.PodState.StageHooksEntry.value:type_name -> actorlet.v1.StageHookRecord
+	37, // 51: actorlet.v1.PodState.AllocatedEntry.value:type_name -> actorlet.v1.Resources
+	52, // [52:52] is the sub-list for method output_type
+	52, // [52:52] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_actorlet_v1_events_proto_init() }
@@ -4885,6 +4957,7 @@ func file_actorlet_v1_events_proto_init() {
 		(*Event_ContainerResizeRestarting)(nil),
 		(*Event_PodResizeCompleted)(nil),
 		(*Event_ContainerStopRequested)(nil),
+		(*Event_PodCleanedUp)(nil),
 		(*Event_HookRequested)(nil),
 		(*Event_HookDecided)(nil),
 	}
@@ -4894,7 +4967,7 @@ func file_actorlet_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actorlet_v1_events_proto_rawDesc), len(file_actorlet_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   47,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
