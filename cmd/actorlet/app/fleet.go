@@ -278,20 +278,34 @@ func newFleetClients(kubeconfig string) (*fleetClients, error) {
 	return &fleetClients{base: base, http: hc, shared: shared}, nil
 }
 
-// forNode are the clients of the node nc: its API client and its event
-// client (with their own rate limits, from nc as actorlet run's), acting
-// as system:node:<name> over the fleet's one connection pool.
-func (c *fleetClients) forNode(nc *nodeConfig) (kube, events kubernetes.Interface, err error) {
-	hc := &http.Client{Transport: transport.NewImpersonatingRoundTripper(nodeIdentity(nc.nodeName), c.http.Transport), Timeout: c.http.Timeout}
+// nodeClients are a fleet node's API clients, all acting as
+// system:node:<name> over the fleet's one connection pool, each with its
+// own rate limits as actorlet run's: kube (kubeAPIQPS, kubeAPIBurst),
+// events (eventRecordQPS, eventBurst) and heartbeat (the Node's status and
+// Lease: none, heartbeatConfig).
+type nodeClients struct {
+	kube, events, heartbeat kubernetes.Interface
+}
+
+// forNode are the clients of the node nc.
+func (c *fleetClients) forNode(nc *nodeConfig) (nodeClients, error) {
+	rt := transport.NewImpersonatingRoundTripper(nodeIdentity(nc.nodeName), c.http.Transport)
+	hc := &http.Client{Transport: rt, Timeout: c.http.Timeout}
 	cfg := rest.CopyConfig(c.base)
 	apiLimits(cfg, nc.kc)
-	if kube, err = kubernetes.NewForConfigAndClient(cfg, hc); err != nil {
-		return nil, nil, err
+	var out nodeClients
+	var err error
+	if out.kube, err = kubernetes.NewForConfigAndClient(cfg, hc); err != nil {
+		return nodeClients{}, err
 	}
-	if events, err = kubernetes.NewForConfigAndClient(eventConfig(cfg, nc.kc), hc); err != nil {
-		return nil, nil, err
+	if out.events, err = kubernetes.NewForConfigAndClient(eventConfig(cfg, nc.kc), hc); err != nil {
+		return nodeClients{}, err
 	}
-	return kube, events, nil
+	hb := heartbeatConfig(cfg, nc.kc)
+	if out.heartbeat, err = kubernetes.NewForConfigAndClient(hb, &http.Client{Transport: rt, Timeout: hb.Timeout}); err != nil {
+		return nodeClients{}, err
+	}
+	return out, nil
 }
 
 // checkIdentity asks the API server who the node's client is
@@ -453,16 +467,16 @@ func startFleetNodes(ctx context.Context, ncs []*nodeConfig, clients *fleetClien
 // not start is returned nil, released.
 func startFleetNode(ctx context.Context, nc *nodeConfig, clients *fleetClients, shared *sharedInformers,
 	capacity corev1.ResourceList, jo journal.Options, log *zap.Logger) (*fleetNode, error) {
-	kube, events, err := clients.forNode(nc)
+	nodeAPI, err := clients.forNode(nc)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkIdentity(ctx, kube, nc.nodeName); err != nil {
+	if err := checkIdentity(ctx, nodeAPI.kube, nc.nodeName); err != nil {
 		return nil, err
 	}
 	nlog := log.With(zap.String("node", nc.nodeName))
-	b, err := buildNode(ctx, nc, nodeParts{log: nlog, reg: prometheus.NewRegistry(), kube: kube, eventKube: events,
-		shared: shared, capacity: capacity, journal: jo})
+	b, err := buildNode(ctx, nc, nodeParts{log: nlog, reg: prometheus.NewRegistry(), kube: nodeAPI.kube, eventKube: nodeAPI.events,
+		heartbeatKube: nodeAPI.heartbeat, shared: shared, capacity: capacity, journal: jo})
 	if err != nil {
 		return nil, err
 	}

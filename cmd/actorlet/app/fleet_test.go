@@ -124,20 +124,30 @@ current-context: c
 	}
 	ctx := context.Background()
 	for _, nc := range ncs {
-		kube, events, err := clients.forNode(nc)
+		c, err := clients.forNode(nc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _ = kube.CoreV1().Nodes().Get(ctx, nc.nodeName, metav1.GetOptions{})
-		_, _ = events.CoreV1().Nodes().Get(ctx, nc.nodeName+"-events", metav1.GetOptions{})
+		_, _ = c.kube.CoreV1().Nodes().Get(ctx, nc.nodeName, metav1.GetOptions{})
+		_, _ = c.events.CoreV1().Nodes().Get(ctx, nc.nodeName+"-events", metav1.GetOptions{})
+		_, _ = c.heartbeat.CoreV1().Nodes().Get(ctx, nc.nodeName+"-heartbeat", metav1.GetOptions{})
+		// A node's pod status writes wait for its rate limit; its
+		// heartbeats never do.
+		if c.kube.CoreV1().RESTClient().GetRateLimiter() == nil {
+			t.Errorf("node %s: its API client has no rate limit, want --kube-api-qps's", nc.nodeName)
+		}
+		if rl := c.heartbeat.CoordinationV1().RESTClient().GetRateLimiter(); rl != nil {
+			t.Errorf("node %s: its heartbeat client has a rate limit (%v), want none", nc.nodeName, rl.QPS())
+		}
 	}
 	_, _ = clients.shared.CoreV1().Nodes().Get(ctx, "shared", metav1.GetOptions{})
 	mu.Lock()
 	defer mu.Unlock()
 	for path, want := range map[string]string{
-		"/api/v1/nodes/fleet-0":        "system:node:fleet-0 system:nodes,system:authenticated Bearer admin-token",
-		"/api/v1/nodes/fleet-1-events": "system:node:fleet-1 system:nodes,system:authenticated Bearer admin-token",
-		"/api/v1/nodes/shared":         "  Bearer admin-token",
+		"/api/v1/nodes/fleet-0":           "system:node:fleet-0 system:nodes,system:authenticated Bearer admin-token",
+		"/api/v1/nodes/fleet-1-events":    "system:node:fleet-1 system:nodes,system:authenticated Bearer admin-token",
+		"/api/v1/nodes/fleet-1-heartbeat": "system:node:fleet-1 system:nodes,system:authenticated Bearer admin-token",
+		"/api/v1/nodes/shared":            "  Bearer admin-token",
 	} {
 		if got := seen[path]; got != want {
 			t.Errorf("GET %s as %q, want %q", path, got, want)

@@ -55,7 +55,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 	if err != nil {
 		return err
 	}
-	var kube, eventKube kubernetes.Interface
+	var kube, eventKube, heartbeatKube kubernetes.Interface
 	if restCfg != nil {
 		if kube, err = kubernetes.NewForConfig(restCfg); err != nil {
 			return fmt.Errorf("API client: %w", err)
@@ -64,6 +64,9 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		// kubelet's event client.
 		if eventKube, err = kubernetes.NewForConfig(eventConfig(restCfg, kc)); err != nil {
 			return fmt.Errorf("event client: %w", err)
+		}
+		if heartbeatKube, err = kubernetes.NewForConfig(heartbeatConfig(restCfg, kc)); err != nil {
+			return fmt.Errorf("heartbeat client: %w", err)
 		}
 	}
 	var certWG sync.WaitGroup
@@ -83,7 +86,7 @@ func runNode(ctx context.Context, nc *nodeConfig) error {
 		}
 		runRotator(clientCerts)
 	}
-	b, err := buildNode(ctx, nc, nodeParts{log: log, reg: reg, tp: tp, kube: kube, eventKube: eventKube, runRotator: runRotator})
+	b, err := buildNode(ctx, nc, nodeParts{log: log, reg: reg, tp: tp, kube: kube, eventKube: eventKube, heartbeatKube: heartbeatKube, runRotator: runRotator})
 	if err != nil {
 		return err
 	}
@@ -140,6 +143,24 @@ func eventConfig(restCfg *rest.Config, kc *kubeletconfigv1beta1.KubeletConfigura
 	return ec
 }
 
+// heartbeatConfig is the API client configuration of a node's heartbeats
+// (its Node's status and its Lease), as the kubelet's heartbeat client: no
+// client-side rate limit, so that a burst of pod status writes never holds
+// a renewal back, and each request bounded by the shorter of the status
+// update frequency and the lease duration.
+func heartbeatConfig(restCfg *rest.Config, kc *kubeletconfigv1beta1.KubeletConfiguration) *rest.Config {
+	hc := rest.CopyConfig(restCfg)
+	hc.QPS, hc.Burst, hc.RateLimiter = -1, 0, nil
+	hc.Timeout = heartbeatTimeout(kc)
+	return hc
+}
+
+// heartbeatTimeout bounds one heartbeat request: the shorter of
+// nodeStatusUpdateFrequency and nodeLeaseDurationSeconds.
+func heartbeatTimeout(kc *kubeletconfigv1beta1.KubeletConfiguration) time.Duration {
+	return min(kc.NodeStatusUpdateFrequency.Duration, time.Duration(kc.NodeLeaseDurationSeconds)*time.Second)
+}
+
 // nodeParts are what a node is given by the process that runs it: its
 // logger, metrics registry, tracing, API clients acting as the node (nil:
 // standalone), and, when many nodes share a process, the informers they
@@ -149,6 +170,9 @@ type nodeParts struct {
 	reg             *prometheus.Registry
 	tp              trace.TracerProvider
 	kube, eventKube kubernetes.Interface
+	// heartbeatKube writes the Node's status and renews its Lease (nil:
+	// kube): it has no client-side rate limit (heartbeatConfig).
+	heartbeatKube kubernetes.Interface
 	// runRotator runs a certificate rotator until the process stops (nil:
 	// the kubelet API, whose serving certificate rotates, is not served).
 	runRotator func(*certs.Rotator)
@@ -241,7 +265,11 @@ func buildNode(ctx context.Context, nc *nodeConfig, p nodeParts) (b *builtNode, 
 		if err != nil {
 			return nil, err
 		}
-		cfg.NodeName, cfg.Client, cfg.Labels, cfg.Taints = nc.nodeName, kube, nc.node.NodeLabels, kc.RegisterWithTaints
+		heartbeat := p.heartbeatKube
+		if heartbeat == nil {
+			heartbeat = kube
+		}
+		cfg.NodeName, cfg.Client, cfg.Labels, cfg.Taints = nc.nodeName, heartbeat, nc.node.NodeLabels, kc.RegisterWithTaints
 		cfg.Machine = mach
 		cfg.Health, cfg.Logger = runtimeHealth(client), log.Named("node")
 		cfg.Events = api.recorder
