@@ -266,7 +266,7 @@ func (a *Agent) start(ctx context.Context) error {
 		default:
 		}
 	}
-	a.system = actor.NewActorSystem(cfg.actorOptions...)
+	a.system = newActorSystem(cfg.actorOptions...)
 	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(runCtx, *deps, loader(j), rec), "supervisor")
 	if err != nil {
 		return fail(fmt.Errorf("start supervisor: %w", err))
