@@ -179,7 +179,7 @@ func (a *containerActor) call(ctx context.Context, m *runEffect) (*pb.EffectResu
 					return fail(res, "CreateContainerError", err)
 				}
 			}
-			mounts, err := a.mounts(ctx, m, spec, e.Attempt)
+			mounts, err := a.mounts(ctx, m, spec, e.Attempt, env)
 			if err != nil {
 				return fail(res, lifecycle.ReasonCreateContainerConfigError, err)
 			}
@@ -580,10 +580,11 @@ func (a *containerActor) runHook(ctx context.Context, m *runEffect, name, id str
 // set up (the kubelet's FailedMount event).
 const ReasonFailedMount = "FailedMount"
 
-// mounts are the container's CRI mounts: its volumeMounts, the file its
+// mounts are the container's CRI mounts: its volumeMounts (a subPathExpr
+// expanded from env, the container's resolved environment), the file its
 // termination message goes to, and the pod's /etc/hosts. Nil without
 // Volumes.
-func (a *containerActor) mounts(ctx context.Context, m *runEffect, c *corev1.Container, attempt uint32) ([]*runtimeapi.Mount, error) {
+func (a *containerActor) mounts(ctx context.Context, m *runEffect, c *corev1.Container, attempt uint32, env podspec.Env) ([]*runtimeapi.Mount, error) {
 	if a.deps.Volumes == nil {
 		return nil, nil
 	}
@@ -595,7 +596,7 @@ func (a *containerActor) mounts(ctx context.Context, m *runEffect, c *corev1.Con
 			return nil, &configError{err: err}
 		}
 	}
-	mounts, err := podspec.ContainerMounts(pod, c, paths)
+	mounts, err := podspec.ContainerMounts(pod, c, paths, env)
 	if err != nil {
 		return nil, &configError{err: err}
 	}

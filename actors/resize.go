@@ -8,6 +8,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
+	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/podspec"
 )
 
@@ -70,8 +71,21 @@ func (a *containerActor) checkMemoryLimit(ctx context.Context, pod *corev1.Pod, 
 	case usage == nil:
 		return fmt.Errorf("cannot decrease memory limits: missing container %q memory usage", e.Name)
 	case usage.GetValue() >= uint64(limit):
-		return fmt.Errorf("cannot decrease memory limits: attempting to set container %q memory limit (%d) below current usage (%d)",
-			e.Name, limit, usage.GetValue())
+		return &resizeRefusedError{err: fmt.Errorf("cannot decrease memory limits: attempting to set container %q memory limit (%d) below current usage (%d)",
+			e.Name, limit, usage.GetValue())}
 	}
 	return nil
 }
+
+// resizeRefusedError is a resize the node refuses as asked (a memory limit
+// at or below the container's usage): a definitive failure (cri.KindOf
+// finds FailedPrecondition), so the core hears of it at once and reports
+// it, as the kubelet does, in the PodResizeInProgress condition with
+// reason Error and this message, instead of the effect being retried
+// silently as a transient runtime failure. The core still tries again
+// after its back-off (the usage may drop), as the kubelet does at each
+// sync. Its message is its cause's.
+type resizeRefusedError struct{ err error }
+
+func (e *resizeRefusedError) Error() string   { return e.err.Error() }
+func (e *resizeRefusedError) Unwrap() []error { return []error{e.err, cri.ErrFailedPrecondition} }

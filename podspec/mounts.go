@@ -14,7 +14,8 @@ import (
 
 // ErrInvalidVolumeMount is the kind of a volumeMount that cannot be
 // mounted as written: it names a volume the pod lacks, has a subPath that
-// is absolute or escapes its volume, uses subPathExpr, or asks for
+// or subPathExpr that is absolute or escapes its volume, a subPathExpr that
+// refers to a variable the container's environment lacks, or asks for
 // Bidirectional propagation in an unprivileged container. Retrying cannot
 // help; the pod spec must change.
 var ErrInvalidVolumeMount = errors.New("invalid volume mount")
@@ -36,14 +37,18 @@ var ErrInvalidVolumeMount = errors.New("invalid volume mount")
 //     checked not to leave the volume, as the kubelet does. The host path given to the
 //     runtime is the resolved one; so, as in the kubelet, a subPath of a
 //     configMap or secret volume does not see later updates.
-//   - subPathExpr is not supported (ErrInvalidVolumeMount).
+//   - subPathExpr is expanded from the container's environment env (its
+//     $(VAR) references, $$ an escaped $, as the kubelet's
+//     ExpandContainerVolumeMounts does) and then taken as a subPath, with
+//     the same rules. A reference to a variable env lacks or holds empty
+//     is an error naming it ("missing value for ..."), as in the kubelet.
 //   - mountPropagation: None (or unset) is private, HostToContainer is
 //     rslave, Bidirectional is rshared and needs a privileged container.
 //
 // The termination-message mount is not among them (TerminationMessageFile).
 // Errors name the container and the volumeMount; those of the spec are
 // ErrInvalidVolumeMount, others are I/O errors of making the subPath.
-func ContainerMounts(pod *corev1.Pod, c *corev1.Container, paths map[string]string) ([]*runtimeapi.Mount, error) {
+func ContainerMounts(pod *corev1.Pod, c *corev1.Container, paths map[string]string, env Env) ([]*runtimeapi.Mount, error) {
 	volumes := make(map[string]*corev1.Volume, len(pod.Spec.Volumes))
 	for i := range pod.Spec.Volumes {
 		volumes[pod.Spec.Volumes[i].Name] = &pod.Spec.Volumes[i]
@@ -51,7 +56,7 @@ func ContainerMounts(pod *corev1.Pod, c *corev1.Container, paths map[string]stri
 	mounts := make([]*runtimeapi.Mount, 0, len(c.VolumeMounts))
 	for i := range c.VolumeMounts {
 		vm := &c.VolumeMounts[i]
-		m, err := containerMount(c, vm, volumes[vm.Name], paths)
+		m, err := containerMount(c, vm, volumes[vm.Name], paths, env)
 		if err != nil {
 			return nil, fmt.Errorf("container %q: volumeMount %q at %s: %w", c.Name, vm.Name, vm.MountPath, err)
 		}
@@ -60,7 +65,7 @@ func ContainerMounts(pod *corev1.Pod, c *corev1.Container, paths map[string]stri
 	return mounts, nil
 }
 
-func containerMount(c *corev1.Container, vm *corev1.VolumeMount, vol *corev1.Volume, paths map[string]string) (*runtimeapi.Mount, error) {
+func containerMount(c *corev1.Container, vm *corev1.VolumeMount, vol *corev1.Volume, paths map[string]string, env Env) (*runtimeapi.Mount, error) {
 	if vol == nil {
 		return nil, mountErrorf("cannot find volume %q to mount into container %q", vm.Name, c.Name)
 	}
@@ -68,12 +73,19 @@ func containerMount(c *corev1.Container, vm *corev1.VolumeMount, vol *corev1.Vol
 	if !ok || host == "" {
 		return nil, fmt.Errorf("volume %q is not set up", vm.Name)
 	}
+	subPath := vm.SubPath
 	if vm.SubPathExpr != "" {
-		return nil, mountErrorf("subPathExpr is not supported")
-	}
-	if vm.SubPath != "" {
 		var err error
-		if host, err = subPathHost(host, vm.SubPath); err != nil {
+		if subPath, err = expandSubPathExpr(vm.SubPathExpr, env); err != nil {
+			return nil, err
+		}
+	}
+	if subPath != "" {
+		var err error
+		if host, err = subPathHost(host, subPath); err != nil {
+			if vm.SubPathExpr != "" {
+				return nil, fmt.Errorf("subPathExpr %q: %w", vm.SubPathExpr, err)
+			}
 			return nil, err
 		}
 	}
@@ -94,6 +106,28 @@ func containerMount(c *corev1.Container, vm *corev1.VolumeMount, vol *corev1.Vol
 		m.RecursiveReadOnly = true
 	}
 	return m, nil
+}
+
+// expandSubPathExpr expands a volumeMount's subPathExpr from the
+// container's environment, as the kubelet's ExpandContainerVolumeMounts:
+// every $(VAR) must name a variable of env with a non-empty value; the
+// missing ones are named, sorted, in the error. The result is checked as a
+// subPath by the caller (relative, no "..").
+func expandSubPathExpr(expr string, env Env) (string, error) {
+	vars := env.Map()
+	missing := map[string]string{}
+	out := expand(expr, func(name string) (string, bool) {
+		v, ok := vars[name]
+		if !ok || v == "" {
+			missing[name] = ""
+			return "", true
+		}
+		return v, true
+	})
+	if len(missing) > 0 {
+		return "", mountErrorf("subPathExpr %q: missing value for %s", expr, strings.Join(sortedKeys(missing), ", "))
+	}
+	return out, nil
 }
 
 // mountError is an ErrInvalidVolumeMount with its own message.

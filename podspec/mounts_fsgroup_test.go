@@ -33,7 +33,7 @@ func TestContainerMountsSubPathFSGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	pod := mountsPod(corev1.VolumeMount{Name: "data", MountPath: "/test-volume", SubPath: "test-sub/deeper"})
-	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths)
+	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths, Env{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestContainerMountsBasic(t *testing.T) {
 		corev1.VolumeMount{Name: "creds", MountPath: "/etc/creds"},
 		corev1.VolumeMount{Name: "host", MountPath: "/host", MountPropagation: &host2c},
 	)
-	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths)
+	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths, Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestContainerMountsSubPath(t *testing.T) {
 		corev1.VolumeMount{Name: "data", MountPath: "/a", SubPath: "logs/app"},
 		corev1.VolumeMount{Name: "data", MountPath: "/b", SubPath: "logs/app"}, // again: exists
 	)
-	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths)
+	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths, Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestContainerMountsSubPathFileInConfigMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	pod := mountsPod(corev1.VolumeMount{Name: "cfg", MountPath: "/etc/app.yaml", SubPath: "app.yaml"})
-	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths)
+	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths, Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,12 @@ func TestContainerMountsRejects(t *testing.T) {
 					t.Fatal(err)
 				}
 			}},
-		{name: "subPathExpr", vm: corev1.VolumeMount{Name: "data", MountPath: "/n", SubPathExpr: "$(POD_NAME)"}, kind: true, msg: "subPathExpr is not supported"},
+		{name: "subPathExpr of an unknown variable", vm: corev1.VolumeMount{Name: "data", MountPath: "/n", SubPathExpr: "$(NOPE)/$(EMPTY)/x"}, kind: true,
+			msg: `subPathExpr "$(NOPE)/$(EMPTY)/x": missing value for EMPTY, NOPE`},
+		{name: "subPathExpr absolute", vm: corev1.VolumeMount{Name: "data", MountPath: "/n", SubPathExpr: "$(ROOT)etc"}, kind: true,
+			msg: `volumeMount "data" at /n: subPathExpr "$(ROOT)etc": subPath "/etc" must be a relative path`},
+		{name: "subPathExpr climbing out", vm: corev1.VolumeMount{Name: "data", MountPath: "/n", SubPathExpr: "a/$(UP)/etc"}, kind: true,
+			msg: `volumeMount "data" at /n: subPathExpr "a/$(UP)/etc": subPath "a/../../etc" must not contain '..'`},
 		{name: "bidirectional unprivileged", vm: corev1.VolumeMount{Name: "host", MountPath: "/n", MountPropagation: &bidi}, kind: true,
 			msg: "only to privileged containers"},
 	} {
@@ -154,7 +159,8 @@ func TestContainerMountsRejects(t *testing.T) {
 				tc.setup(t, paths)
 			}
 			pod := mountsPod(tc.vm)
-			_, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths)
+			env := Env{Vars: []EnvVar{{Name: "ROOT", Value: "/"}, {Name: "UP", Value: "../.."}, {Name: "EMPTY", Value: ""}}}
+			_, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths, env)
 			if err == nil || errors.Is(err, ErrInvalidVolumeMount) != tc.kind || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("err = %v, want kind %v and %q", err, tc.kind, tc.msg)
 			}
@@ -168,9 +174,32 @@ func TestContainerMountsRejects(t *testing.T) {
 	}
 }
 
+// A subPathExpr is expanded from the container's environment, as the
+// kubelet does ($$ an escaped $), and the result is mounted as a subPath:
+// created under the volume when missing.
+func TestContainerMountsSubPathExpr(t *testing.T) {
+	paths := volumeDirs(t)
+	pod := mountsPod(corev1.VolumeMount{Name: "data", MountPath: "/logs", SubPathExpr: "$(POD_NAME)/$$(LIT)-$(NS)"})
+	env := Env{Vars: []EnvVar{{Name: "POD_NAME", Value: "web-0"}, {Name: "NS", Value: "prod"}}}
+	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(paths["data"], "web-0", "$(LIT)-prod")
+	if realData, err := filepath.EvalSymlinks(paths["data"]); err == nil {
+		want = filepath.Join(realData, "web-0", "$(LIT)-prod")
+	}
+	if got[0].HostPath != want || got[0].ContainerPath != "/logs" {
+		t.Errorf("mount = %v, want %s at /logs", got[0], want)
+	}
+	if fi, err := os.Stat(want); err != nil || !fi.IsDir() {
+		t.Errorf("subPath directory not created: %v", err)
+	}
+}
+
 func TestContainerMountsNotSetUp(t *testing.T) {
 	pod := mountsPod(corev1.VolumeMount{Name: "data", MountPath: "/d"})
-	_, err := ContainerMounts(pod, &pod.Spec.Containers[0], map[string]string{})
+	_, err := ContainerMounts(pod, &pod.Spec.Containers[0], map[string]string{}, Env{})
 	if err == nil || !strings.Contains(err.Error(), `volume "data" is not set up`) {
 		t.Fatalf("err = %v", err)
 	}
@@ -182,7 +211,7 @@ func TestContainerMountsBidirectionalPrivileged(t *testing.T) {
 	yes := true
 	pod := mountsPod(corev1.VolumeMount{Name: "host", MountPath: "/h", MountPropagation: &bidi})
 	pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &yes}
-	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths)
+	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths, Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,12 +224,12 @@ func TestContainerMountsRecursiveReadOnly(t *testing.T) {
 	paths := volumeDirs(t)
 	enabled := corev1.RecursiveReadOnlyEnabled
 	pod := mountsPod(corev1.VolumeMount{Name: "data", MountPath: "/d", ReadOnly: true, RecursiveReadOnly: &enabled})
-	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths)
+	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths, Env{})
 	if err != nil || !got[0].RecursiveReadOnly || !got[0].Readonly {
 		t.Fatalf("= %v, %v; want a recursive read-only mount", got, err)
 	}
 	pod = mountsPod(corev1.VolumeMount{Name: "data", MountPath: "/d", RecursiveReadOnly: &enabled})
-	if _, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths); !errors.Is(err, ErrInvalidVolumeMount) {
+	if _, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths, Env{}); !errors.Is(err, ErrInvalidVolumeMount) {
 		t.Errorf("recursiveReadOnly without readOnly: err = %v", err)
 	}
 }
@@ -214,7 +243,7 @@ func TestContainerMountsCSIReadOnly(t *testing.T) {
 		corev1.Volume{Name: "ro", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d.example.com", ReadOnly: &ro}}},
 		corev1.Volume{Name: "rw", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d.example.com", ReadOnly: &rw}}})
 	paths := map[string]string{"ro": t.TempDir(), "rw": t.TempDir()}
-	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths)
+	got, err := ContainerMounts(pod, &pod.Spec.Containers[0], paths, Env{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,10 @@ BRIDGE=${ACTORLET_E2E_BRIDGE:-actorletcni0}
 K8S_VERSION=v1.37.2
 KBIN=$TOOLS/k8s-$K8S_VERSION
 IMAGES=$TOOLS/conformance-images-$K8S_VERSION
+# agnhost as test/utils/image/manifest.go of v1.37.2 names it (Agnhost), and its AgnhostPrev
+# name, a tag of the same local image (see up).
+AGNHOST_REF=registry.k8s.io/e2e-test-images/agnhost:2.66.1
+AGNHOST_PREV_REF=registry.k8s.io/e2e-test-images/agnhost:2.55
 NODE=${NODE:-actorlet}
 NODE_NAME=conformance-node
 NODE_PORT=${ACTORLET_CONFORMANCE_NODE_PORT:-10250}
@@ -180,7 +184,7 @@ images() {
   # agnhost: busybox + the agnhost binary (alpine + agnhost in the original)
   r=$work/agnhost; busybox_rootfs "$r"
   install -m 0755 "$KBIN/agnhost" "$r/agnhost"; ln -s agnhost "$r/agnhost-2"
-  "$mk" -ref registry.k8s.io/e2e-test-images/agnhost:2.66.1 -out "$work/agnhost.tar" -rootfs "$r" \
+  "$mk" -ref "$AGNHOST_REF" -out "$work/agnhost.tar" -rootfs "$r" \
     -entrypoint /agnhost -cmd pause
   for i in "${want[@]}"; do mv "$work/$i.tar" "$IMAGES/$i.tar"; done
   rm -rf "$work"
@@ -294,7 +298,12 @@ up() {
     msg=$(. "$E2E_PREFIX/env"; "$ACTORLET_CTR" -a "$E2E_PREFIX/containerd.sock" -n k8s.io images import "$IMAGES/$i.tar" 2>&1) ||
       die "ctr images import $IMAGES/$i.tar: $msg"
   done
-  log "imported pause, busybox, nonroot, agnhost from $IMAGES"
+  # agnhost:2.55 (AgnhostPrev of test/utils/image/manifest.go, which "Pods should run through the
+  # lifecycle of Pods and PodStatus" and the kubectl and statefulset fixtures ask for) is the
+  # same local image under a second name: every image is local, nothing is pulled.
+  msg=$(. "$E2E_PREFIX/env"; "$ACTORLET_CTR" -a "$E2E_PREFIX/containerd.sock" -n k8s.io images tag --force \
+    "$AGNHOST_REF" "$AGNHOST_PREV_REF" 2>&1) || die "ctr images tag $AGNHOST_REF $AGNHOST_PREV_REF: $msg"
+  log "imported pause, busybox, nonroot, agnhost from $IMAGES; agnhost also tagged ${AGNHOST_PREV_REF##*/}"
   # Every controller (the e2e framework waits for each namespace's default
   # service account; kube-root-ca.crt, endpoints, ...), one node identity.
   ACTORLET_CLUSTER_NODES=$NODE_NAME ACTORLET_CONTROLLERS='*' "$CLUSTER_SH" up
