@@ -11,6 +11,9 @@ import (
 	"time"
 )
 
+// errExitedEarly is a node process that ended while it was measured.
+var errExitedEarly = errors.New("node process exited")
+
 // nodeProc is the process that plays the nodes: KWOK or `actorlet fleet`.
 type nodeProc struct {
 	name string
@@ -50,7 +53,10 @@ func (p *nodeProc) pid() int { return p.cmd.Process.Pid }
 func (p *nodeProc) exited() error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("%s exited: %v", p.name, p.err)
+		if p.err == nil {
+			return fmt.Errorf("%s: %w", p.name, errExitedEarly)
+		}
+		return fmt.Errorf("%s: %w: %w", p.name, errExitedEarly, p.err)
 	default:
 		return nil
 	}
