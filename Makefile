@@ -15,7 +15,7 @@ export ACTORLET_CLUSTER_PREFIX := $(CLUSTER_PREFIX)
 CLUSTER_SH := test/e2e/cluster.sh
 BUF       := cd proto && $(GO) tool -modfile=tools/go.mod buf
 
-.PHONY: all build run test test-unit conformance test-e2e test-containerd-relist e2e-up e2e-down cluster-up cluster-down bench bench-sim bench-containerd bench-cluster proto proto-check vet clean
+.PHONY: all build run test test-unit conformance test-e2e test-containerd-relist e2e-up e2e-down cluster-up cluster-down bench bench-sim bench-containerd bench-cluster bench-fleet proto proto-check vet clean
 
 all: build
 
@@ -126,6 +126,21 @@ bench-cluster:
 	$(CLUSTER_SH) status >/dev/null || $(CLUSTER_SH) up
 	set -a; . $(CLUSTER_PREFIX)/env; set +a; \
 	$(GO) test -run '^$$' -bench . -benchtime=1x -timeout 30m ./test/benchcluster/
+
+# `actorlet fleet` side by side with KWOK v0.8.0 (built once into the
+# cluster's tools by `cluster.sh install kwok`), each on a fresh control plane
+# of its own (cluster.sh up, then down): nodes to Ready, a Deployment's pods to
+# Running, a steady state (Leases on time?), the pods' deletion, and for
+# actorlet a crash-looping and probe-failing share; wall time, the node
+# process's CPU and peak RSS, API requests; a Markdown table. Defaults 1,000
+# nodes, 10,000 pods, 5 min steady (about 30 min in all); smaller with e.g.
+# FLEET_FLAGS='-nodes 100 -pods 1000 -steady 1m'. See test/benchfleet.
+FLEET_FLAGS ?=
+bench-fleet:
+	$(CLUSTER_SH) install kwok
+	$(GO) build -o _out/benchfleet/actorlet ./cmd/actorlet
+	$(GO) build -o _out/benchfleet/benchfleet ./test/benchfleet
+	_out/benchfleet/benchfleet -cluster-sh $(CLUSTER_SH) -actorlet _out/benchfleet/actorlet -out _out/benchfleet $(FLEET_FLAGS)
 
 # Regenerate the protobuf code (buf and protoc-gen-go, pinned, run through the go command).
 proto:

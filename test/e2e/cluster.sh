@@ -7,14 +7,15 @@
 # controller-manager runs the workload controllers (Deployments, ReplicaSets,
 # ...), garbage collection, namespaces and node lifecycle (NotReady taints).
 #
-#   test/e2e/cluster.sh install [kubelet] [kubeadm] [e2e] [e2e-node]
+#   test/e2e/cluster.sh install [kubelet] [kubeadm] [e2e] [e2e-node] [kwok]
 #                                 build etcd, kube-apiserver, kube-scheduler, kube-controller-manager and
 #                                 kubectl once (cached; about 10 min cold); `kubelet` also the upstream
 #                                 kubelet (make bench-cluster compares actorlet with it), `kubeadm` also
 #                                 kubeadm (test/kubeadm), `e2e` also e2e.test, ginkgo and agnhost
 #                                 (make conformance), `e2e-node` also e2e-node.test (the specs of
 #                                 test/e2e/common only: test/conformance/_e2enode), ginkgo and agnhost
-#                                 (make conformance FOCUS=ci)
+#                                 (make conformance FOCUS=ci), `kwok` also KWOK v0.8.0 and its fast node, Lease
+#                                 and pod stages (make bench-fleet)
 #   test/e2e/cluster.sh up        install if needed, certificates and tokens, start etcd, the apiserver, the
 #                                 scheduler and the controller-manager, write $PREFIX/env (source it for
 #                                 the tests) and kubeconfigs
@@ -30,6 +31,10 @@
 # ACTORLET_CONTROLLERS: the controller-manager's --controllers (default: the deployment, replicaset,
 # statefulset, daemonset, job, cronjob, garbage-collector, namespace, node-lifecycle, taint-eviction
 # and pod-garbage-collector controllers).
+# ACTORLET_CONTROL_PLANE_QPS: the scheduler's and the controller-manager's --kube-api-qps (and
+# --kube-api-burst, twice that); default theirs (50 and 20). ACTORLET_APISERVER_MAX_REQUESTS_INFLIGHT:
+# the apiserver's --max-requests-inflight (and --max-mutating-requests-inflight, half that); default
+# theirs (400 and 200). make bench-fleet raises both.
 # Tokens: admin (system:masters), system:kube-scheduler, system:kube-controller-manager and one
 # node identity per name in ACTORLET_CLUSTER_NODES (default "node-1 node-2"), each
 # system:node:<name> in system:nodes.
@@ -43,6 +48,8 @@ K8S_VERSION=v1.37.2
 STAGING_VERSION=v0.37.2
 ETCD_VERSION=v3.7.3
 METRICS_SERVER_VERSION=v0.8.0
+KWOK_VERSION=v0.8.0
+KWOK=$TOOLS/kwok-$KWOK_VERSION/kwok
 BIN=$TOOLS/k8s-$K8S_VERSION
 METRICS_SERVER=$TOOLS/metrics-server-$METRICS_SERVER_VERSION/metrics-server
 ETCD_PORT=${ACTORLET_ETCD_PORT:-23790}
@@ -50,6 +57,8 @@ ETCD_PEER_PORT=${ACTORLET_ETCD_PEER_PORT:-$((ETCD_PORT + 10))}
 API_PORT=${ACTORLET_API_PORT:-16443}
 SCHEDULER_PORT=${ACTORLET_SCHEDULER_PORT:-10259}
 CONTROLLER_MANAGER_PORT=${ACTORLET_CONTROLLER_MANAGER_PORT:-10257}
+CONTROL_PLANE_QPS=${ACTORLET_CONTROL_PLANE_QPS:-}
+APISERVER_INFLIGHT=${ACTORLET_APISERVER_MAX_REQUESTS_INFLIGHT:-}
 # Workloads, garbage collection, namespaces, node lifecycle (the NotReady and
 # unreachable taints) and eviction by those taints; no cloud, volume, service
 # or certificate controllers.
@@ -112,7 +121,7 @@ install() {
   # needs no new `go mod tidy`, but built only when asked for: `install
   # kubelet`, `install kubeadm`.
   local c cmds=() missing=() want=(kube-apiserver kube-scheduler kube-controller-manager kubectl) e2e="" e2e_test=""
-  local e2e_node="" e2e_node_test="" node_src=$ROOT/test/conformance/_e2enode/e2enode_test.go
+  local e2e_node="" e2e_node_test="" node_src=$ROOT/test/conformance/_e2enode/e2enode_test.go kwok=""
   for c in "$@"; do
     case $c in
     kubelet | kubeadm) want+=("$c") ;;
@@ -123,7 +132,8 @@ install() {
     # wrapper module itself (e2enode/, copied from test/conformance/_e2enode)
     # that registers only test/e2e/common's specs.
     e2e-node) e2e_node=1 ;;
-    *) die "install: unknown extra '$c' (kubelet, kubeadm, e2e, e2e-node)" ;;
+    kwok) kwok=1 ;;
+    *) die "install: unknown extra '$c' (kubelet, kubeadm, e2e, e2e-node, kwok)" ;;
     esac
   done
   for c in kube-apiserver kube-scheduler kube-controller-manager kubectl kubelet kubeadm; do
@@ -190,6 +200,20 @@ install() {
     t=$(now)
     GOBIN=$(dirname "$METRICS_SERVER") go install -trimpath -ldflags="-s -w" "sigs.k8s.io/metrics-server/cmd/metrics-server@$METRICS_SERVER_VERSION"
     log "built metrics-server $METRICS_SERVER_VERSION ($(since "$t"))"
+  fi
+  # KWOK (make bench-fleet), a plain module too, and stages.yaml: its fast
+  # node stage, the node heartbeat with a Lease and the fast pod stages, as
+  # the module ships them (kustomize/stage/...), one YAML stream for --config.
+  if [ -n "$kwok" ] && [ ! -x "$KWOK" ]; then
+    t=$(now)
+    GOBIN=$(dirname "$KWOK") go install -trimpath -ldflags="-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+    local kwok_dir s
+    kwok_dir=$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+    for s in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease \
+      pod/fast/pod-ready pod/fast/pod-complete pod/fast/pod-delete; do
+      echo ---; cat "$kwok_dir/kustomize/stage/$s.yaml"
+    done >"$(dirname "$KWOK")/stages.yaml"
+    log "built kwok $KWOK_VERSION ($(since "$t"))"
   fi
 }
 
@@ -291,6 +315,7 @@ start_apiserver() {
     --service-cluster-ip-range=10.0.0.0/24 --token-auth-file="$PKI/tokens.csv" \
     --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
     --disable-admission-plugins=ServiceAccount --allow-privileged=true \
+    ${APISERVER_INFLIGHT:+--max-requests-inflight="$APISERVER_INFLIGHT" --max-mutating-requests-inflight="$((APISERVER_INFLIGHT / 2))"} \
     --cert-dir="$PREFIX/apiserver-certs" >>"$PREFIX/logs/apiserver.log" 2>&1 &
   echo $! >"$PREFIX/apiserver.pid"
   wait_for kube-apiserver 120 curl -fsk -H "Authorization: Bearer $(token admin)" "https://127.0.0.1:$API_PORT/readyz"
@@ -327,7 +352,9 @@ up() {
   # checked against ca.crt instead.
   local k=$PREFIX/scheduler.kubeconfig
   local auth=(--authentication-skip-lookup=true --client-ca-file="$PKI/ca.crt")
-  "$BIN/kube-scheduler" --kubeconfig="$k" --authentication-kubeconfig="$k" --authorization-kubeconfig="$k" "${auth[@]}" \
+  local qps=()
+  if [ -n "$CONTROL_PLANE_QPS" ]; then qps=(--kube-api-qps="$CONTROL_PLANE_QPS" --kube-api-burst="$((CONTROL_PLANE_QPS * 2))"); fi
+  "$BIN/kube-scheduler" --kubeconfig="$k" --authentication-kubeconfig="$k" --authorization-kubeconfig="$k" "${auth[@]}" ${qps[@]+"${qps[@]}"} \
     --bind-address=127.0.0.1 --secure-port="$SCHEDULER_PORT" --leader-elect=false \
     >"$PREFIX/logs/scheduler.log" 2>&1 &
   echo $! >"$PREFIX/scheduler.pid"
@@ -339,7 +366,7 @@ up() {
   # create a ReplicaSet. The ServiceAccount admission plugin stays off: pods get
   # no token volume.
   k=$PREFIX/controller-manager.kubeconfig
-  "$BIN/kube-controller-manager" --kubeconfig="$k" --authentication-kubeconfig="$k" --authorization-kubeconfig="$k" "${auth[@]}" \
+  "$BIN/kube-controller-manager" --kubeconfig="$k" --authentication-kubeconfig="$k" --authorization-kubeconfig="$k" "${auth[@]}" ${qps[@]+"${qps[@]}"} \
     --bind-address=127.0.0.1 --secure-port="$CONTROLLER_MANAGER_PORT" --leader-elect=false \
     --controllers="$CONTROLLERS" --use-service-account-credentials=true \
     --service-account-private-key-file="$PKI/sa.key" --root-ca-file="$PKI/ca.crt" \
@@ -362,6 +389,8 @@ export ACTORLET_CLUSTER_CONTROLLERS=1
 export ACTORLET_CLUSTER_CA=$PKI/ca.crt
 # metrics-server, for the tests to run against the nodes.
 export ACTORLET_METRICS_SERVER=$METRICS_SERVER
+# KWOK and its stages (after "install kwok").
+export ACTORLET_KWOK=$KWOK
 EOF
   log "up ($(since "$t")): kube-apiserver $K8S_VERSION on https://127.0.0.1:$API_PORT," \
     "kube-scheduler on :$SCHEDULER_PORT, kube-controller-manager on :$CONTROLLER_MANAGER_PORT; set -a; . $PREFIX/env; set +a"
