@@ -27,6 +27,11 @@ func newActorSystem(opts ...actor.ConfigOption) *actor.ActorSystem {
 		small.LocalPIDs[i] = cmap.New()
 	}
 	for _, bucket := range sys.ProcessRegistry.LocalPIDs.LocalPIDs {
+		// Count locks each shard in turn; IterBuffered starts a goroutine
+		// per shard, 32,768 of them per node if asked of every map.
+		if bucket.Count() == 0 {
+			continue
+		}
 		for item := range bucket.IterBuffered() {
 			small.GetBucket(item.Key).Set(item.Key, item.Val)
 		}
