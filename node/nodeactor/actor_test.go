@@ -3,6 +3,8 @@ package nodeactor
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,8 +13,10 @@ import (
 	"go.uber.org/zap/zaptest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -265,5 +269,34 @@ func nextEvent(t *testing.T, rec *record.FakeRecorder, want string) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatalf("no event %q", want)
+	}
+}
+
+// The period's read of the Node, when nothing changed, is served from the
+// API server's watch cache (resourceVersion "0"), as the kubelet's: never
+// a quorum read per node per period.
+func TestPeriodicReadIsFromTheWatchCache(t *testing.T) {
+	client := fake.NewClientset()
+	var mu sync.Mutex
+	var versions []string // the resourceVersion of each Node read by the actor
+	client.PrependReactor("get", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		versions = append(versions, a.(k8stesting.GetActionImpl).GetOptions.ResourceVersion)
+		return false, nil, nil
+	})
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	var down atomic.Bool
+	runNode(t, client, clk, &down)
+	reads := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(versions)
+	}
+	eventually(t, "two periodic reads of the Node", stepping(clk)(func() bool { return len(reads()) >= 2 }))
+	for i, rv := range reads() {
+		if rv != "0" {
+			t.Errorf("read %d of the Node asked resourceVersion %q, want \"0\" (the watch cache)", i, rv)
+		}
 	}
 }
