@@ -58,29 +58,16 @@ func createNodes(ctx context.Context, cs kubernetes.Interface, names []string, m
 		failed int
 		first  error
 	)
-	ch := make(chan string)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for name := range ch {
-				_, err := cs.CoreV1().Nodes().Create(ctx, kwokNode(name, maxPods), metav1.CreateOptions{})
-				if err != nil && !apierrors.IsAlreadyExists(err) {
-					mu.Lock()
-					if failed++; first == nil {
-						first = fmt.Errorf("create node %s: %w", name, err)
-					}
-					mu.Unlock()
-				}
+	eachName(ctx, names, workers, func(name string) {
+		_, err := cs.CoreV1().Nodes().Create(ctx, kwokNode(name, maxPods), metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			mu.Lock()
+			if failed++; first == nil {
+				first = fmt.Errorf("create node %s: %w", name, err)
 			}
-		}()
-	}
-	for _, n := range names {
-		ch <- n
-	}
-	close(ch)
-	wg.Wait()
+			mu.Unlock()
+		}
+	})
 	if failed > 0 {
 		return fmt.Errorf("%d of %d nodes not created, the first: %w", failed, len(names), first)
 	}

@@ -117,6 +117,18 @@ func deleteDeployments(ctx context.Context, cs kubernetes.Interface, ns string) 
 // failed other than with NotFound.
 func deletePods(ctx context.Context, cs kubernetes.Interface, ns string, names []string, workers int) int {
 	var failed atomic.Int64
+	eachName(ctx, names, workers, func(name string) {
+		err := cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			failed.Add(1)
+		}
+	})
+	return int(failed.Load())
+}
+
+// eachName calls do with every name, workers calls at a time, until the
+// names or ctx end; it returns once every call has.
+func eachName(ctx context.Context, names []string, workers int, do func(name string)) {
 	ch := make(chan string)
 	var wg sync.WaitGroup
 	for range workers {
@@ -124,10 +136,7 @@ func deletePods(ctx context.Context, cs kubernetes.Interface, ns string, names [
 		go func() {
 			defer wg.Done()
 			for name := range ch {
-				err := cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{})
-				if err != nil && !apierrors.IsNotFound(err) {
-					failed.Add(1)
-				}
+				do(name)
 			}
 		}()
 	}
@@ -139,5 +148,4 @@ func deletePods(ctx context.Context, cs kubernetes.Interface, ns string, names [
 	}
 	close(ch)
 	wg.Wait()
-	return int(failed.Load())
 }
