@@ -5,6 +5,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/stats"
 )
 
 // TracingDialOptions returns the dial options that trace a CRI connection's
@@ -18,9 +19,19 @@ func TracingDialOptions(tp trace.TracerProvider) []grpc.DialOption {
 	if tp == nil {
 		return nil
 	}
-	return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler(
+	return []grpc.DialOption{grpc.WithStatsHandler(TracingStatsHandler(tp))}
+}
+
+// TracingStatsHandler is the client stats handler of TracingDialOptions,
+// for connections that take one without dial options (serve.Direct); nil
+// for a nil tp.
+func TracingStatsHandler(tp trace.TracerProvider) stats.Handler {
+	if tp == nil {
+		return nil
+	}
+	return otelgrpc.NewClientHandler(
 		otelgrpc.WithMessageEvents(otelgrpc.ReceivedEvents, otelgrpc.SentEvents),
 		otelgrpc.WithPropagators(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})),
 		otelgrpc.WithTracerProvider(tp),
-	))}
+	)
 }

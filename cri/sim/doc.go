@@ -9,7 +9,8 @@
 //
 //	rt, _ := sim.New(sim.Options{Latency: map[string]time.Duration{"RunPodSandbox": 50 * time.Millisecond}})
 //	go sim.Serve(ctx, "unix:///run/actorlet-sim/cri.sock", rt) // a real socket, or
-//	conn, stop, _ := sim.InProcess(ctx, rt)                    // "sim://": in-memory gRPC
+//	conn, stop := sim.Direct(rt, nil)                          // "sim://": function calls, or
+//	conn, stop, _ := sim.InProcess(ctx, rt)                    // gRPC over an in-memory pipe
 //
 // # Semantics (containerd 2.x unless noted)
 //

@@ -80,29 +80,42 @@ func TestInProcessReleasesMemory(t *testing.T) {
 	runtime.KeepAlive(kept)
 }
 
+// connector connects to a runtime in process.
+type connector func(ctx context.Context, rt *Runtime) (grpc.ClientConnInterface, func(), error)
+
 // BenchmarkInProcessPods runs 1,000 pods through the CRI calls actorlet
-// makes per pod, 32 at a time over one InProcess connection, with an
-// event stream consumed alongside, for several bufconn buffer sizes.
+// makes per pod, 32 at a time over one connection, with an event stream
+// consumed alongside: over Direct, and over InProcess for several bufconn
+// buffer sizes.
 func BenchmarkInProcessPods(b *testing.B) {
 	const pods, workers = 1000, 32
-	for _, size := range []int{64 << 10, bufconnSize, 1 << 20} {
-		b.Run(fmt.Sprintf("buffer=%dKiB", size>>10), func(b *testing.B) {
+	run := func(name string, connect connector) {
+		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			for b.Loop() {
-				inProcessPods(b, ctx, size, pods, workers)
+				inProcessPods(b, ctx, connect, pods, workers)
 			}
 			b.ReportMetric(float64(pods*b.N)/b.Elapsed().Seconds(), "pods/s")
 		})
 	}
+	run("direct", func(_ context.Context, rt *Runtime) (grpc.ClientConnInterface, func(), error) {
+		conn, stop := Direct(rt, nil)
+		return conn, stop, nil
+	})
+	for _, size := range []int{64 << 10, bufconnSize, 1 << 20} {
+		run(fmt.Sprintf("buffer=%dKiB", size>>10), func(ctx context.Context, rt *Runtime) (grpc.ClientConnInterface, func(), error) {
+			return inProcess(ctx, rt, size)
+		})
+	}
 }
 
-func inProcessPods(b *testing.B, ctx context.Context, size, pods, workers int) {
+func inProcessPods(b *testing.B, ctx context.Context, connect connector, pods, workers int) {
 	rt, err := New(Options{Logger: zap.NewNop()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer rt.Close()
-	conn, stop, err := inProcess(ctx, rt, size)
+	conn, stop, err := connect(ctx, rt)
 	if err != nil {
 		b.Fatal(err)
 	}

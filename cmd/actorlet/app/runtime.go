@@ -29,11 +29,7 @@ func connectRuntime(ctx context.Context, endpoint, imageEndpoint string, timeout
 		if err != nil {
 			return nil, nil, err
 		}
-		conn, stop, err := sim.InProcess(ctx, rt, cri.TracingDialOptions(tp)...)
-		if err != nil {
-			rt.Close()
-			return nil, nil, err
-		}
+		conn, stop := sim.Direct(rt, cri.TracingStatsHandler(tp))
 		client = cri.NewFromConn(conn, conn, cri.Options{Timeout: timeout, Logger: log, Observer: obs})
 		return client, func() { client.Close(); stop(); rt.Close() }, nil
 	}

@@ -49,14 +49,11 @@ func Start(ctx context.Context, rootDir string, pods []*corev1.Pod, log *zap.Log
 }
 
 // StartOn is Start on the in-process runtime rt (the simulated runtime, or
-// one of the user's), connected without a socket (serve.InProcess), whose
+// one of the user's), connected without a socket or gRPC (serve.Direct), whose
 // name prefixes container IDs in pod statuses ("<runtimeName>://<id>").
 // Stop disconnects it; closing rt is the caller's.
 func StartOn(ctx context.Context, rt serve.Runtime, runtimeName, rootDir string, pods []*corev1.Pod, log *zap.Logger, with ...agent.Option) (*Node, error) {
-	conn, stopConn, err := serve.InProcess(ctx, rt)
-	if err != nil {
-		return nil, err
-	}
+	conn, stopConn := serve.Direct(rt, serve.DirectOptions{})
 	client := cri.NewFromConn(conn, conn, cri.Options{Timeout: 10 * time.Second, Logger: log.Named("cri")})
 	stopRuntime := func() { client.Close(); stopConn() }
 	lc := lifecycle.DefaultConfig()

@@ -1,0 +1,159 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// shared answers Version with the same message each time and remembers the
+// last request of ListContainers; PodSandboxStatus and GetContainerEvents
+// wait until their context is done.
+type shared struct {
+	runtimeapi.UnimplementedRuntimeServiceServer
+	runtimeapi.UnimplementedImageServiceServer
+	version *runtimeapi.VersionResponse
+	lastReq *runtimeapi.ListContainersRequest
+	waiting chan struct{} // a waiting call has started
+	release chan struct{} // closed: GetContainerEvents sends its event
+}
+
+func (s *shared) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+	return s.version, nil
+}
+
+func (s *shared) ListContainers(_ context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
+	s.lastReq = req
+	return &runtimeapi.ListContainersResponse{}, nil
+}
+
+func (s *shared) PodSandboxStatus(ctx context.Context, _ *runtimeapi.PodSandboxStatusRequest) (*runtimeapi.PodSandboxStatusResponse, error) {
+	s.waiting <- struct{}{}
+	<-ctx.Done()
+	return nil, status.FromContextError(ctx.Err()).Err()
+}
+
+func (s *shared) GetContainerEvents(_ *runtimeapi.GetEventsRequest, ss runtimeapi.RuntimeService_GetContainerEventsServer) error {
+	if err := ss.SendHeader(metadata.MD{}); err != nil { // "subscribed"
+		return err
+	}
+	<-s.release
+	if err := ss.Send(&runtimeapi.ContainerEventResponse{ContainerId: "c1"}); err != nil {
+		return err
+	}
+	<-ss.Context().Done()
+	return status.FromContextError(ss.Context().Err()).Err()
+}
+
+// Over a Direct connection the runtime answers its own calls, Unimplemented
+// the others, and client and runtime share no message: what one changes
+// the other does not see.
+func TestDirectServesARuntimeWithCopies(t *testing.T) {
+	ctx := context.Background()
+	rt := &shared{version: &runtimeapi.VersionResponse{RuntimeName: "mine"}}
+	conn, stop := Direct(rt, DirectOptions{})
+	defer stop()
+	rc := runtimeapi.NewRuntimeServiceClient(conn)
+	v, err := rc.Version(ctx, &runtimeapi.VersionRequest{})
+	if err != nil || v.RuntimeName != "mine" {
+		t.Fatalf("Version = %v, %v", v, err)
+	}
+	v.RuntimeName = "changed by the client"
+	if rt.version.RuntimeName != "mine" {
+		t.Errorf("the client's change of its reply reached the runtime's message: %q", rt.version.RuntimeName)
+	}
+	req := &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{Id: "a"}}
+	if _, err := rc.ListContainers(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if rt.lastReq == req || rt.lastReq.GetFilter() == req.Filter {
+		t.Error("the runtime got the client's own request message, not a copy")
+	}
+	if rt.lastReq.GetFilter().GetId() != "a" {
+		t.Errorf("the runtime got filter %v, want id a", rt.lastReq.GetFilter())
+	}
+	_, err = runtimeapi.NewImageServiceClient(conn).ListImages(ctx, &runtimeapi.ListImagesRequest{})
+	if status.Code(err) != codes.Unimplemented {
+		t.Errorf("ListImages: %v, want Unimplemented", err)
+	}
+}
+
+// The interceptors run around each call in order, the first outermost, and
+// see the full method name; an error they return is the caller's.
+func TestDirectRunsInterceptorsInOrder(t *testing.T) {
+	var seen []string
+	mark := func(name string) grpc.UnaryServerInterceptor {
+		return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			seen = append(seen, name+" "+info.FullMethod)
+			if name == "refuse" {
+				return nil, status.Error(codes.ResourceExhausted, "refused")
+			}
+			return h(ctx, req)
+		}
+	}
+	conn, stop := Direct(&shared{version: &runtimeapi.VersionResponse{}}, DirectOptions{Unary: []grpc.UnaryServerInterceptor{mark("outer"), mark("refuse")}})
+	defer stop()
+	_, err := runtimeapi.NewRuntimeServiceClient(conn).Version(context.Background(), &runtimeapi.VersionRequest{})
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("Version: %v, want the interceptor's ResourceExhausted", err)
+	}
+	want := []string{"outer /runtime.v1.RuntimeService/Version", "refuse /runtime.v1.RuntimeService/Version"}
+	if len(seen) != 2 || seen[0] != want[0] || seen[1] != want[1] {
+		t.Errorf("interceptors saw %q, want %q", seen, want)
+	}
+}
+
+// A stream's empty headers reach the client before any message, as over
+// HTTP/2 (a runtime's "subscribed"); stop ends a call and a stream in
+// flight, and later calls fail Unavailable; stop is idempotent.
+func TestDirectStopEndsCallsAndStreams(t *testing.T) {
+	ctx := context.Background()
+	rt := &shared{version: &runtimeapi.VersionResponse{}, waiting: make(chan struct{}, 1), release: make(chan struct{})}
+	conn, stop := Direct(rt, DirectOptions{})
+	rc := runtimeapi.NewRuntimeServiceClient(conn)
+
+	events, err := rc.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := events.Header() // returns before the event is sent
+	if err != nil || md.Get("content-type") == nil {
+		t.Fatalf("stream headers = %v, %v; want content-type", md, err)
+	}
+	close(rt.release)
+	if ev, err := events.Recv(); err != nil || ev.ContainerId != "c1" {
+		t.Fatalf("first event = %v, %v", ev, err)
+	}
+	callErr := make(chan error, 1)
+	go func() {
+		_, err := rc.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: "p"})
+		callErr <- err
+	}()
+	<-rt.waiting
+	stop()
+	stop()
+
+	deadline := time.After(time.Minute)
+	select {
+	case err := <-callErr:
+		if status.Code(err) != codes.Canceled {
+			t.Errorf("the call in flight ended with %v, want Canceled", err)
+		}
+	case <-deadline:
+		t.Fatal("the call in flight did not end after stop")
+	}
+	if _, err := events.Recv(); err == nil || errors.Is(err, io.EOF) {
+		t.Errorf("the stream after stop: %v, want its error", err)
+	}
+	if _, err := rc.Version(ctx, &runtimeapi.VersionRequest{}); status.Code(err) != codes.Unavailable {
+		t.Errorf("Version after stop: %v, want Unavailable", err)
+	}
+}
