@@ -212,6 +212,8 @@ func (a *podActor) Receive(ctx actor.Context) {
 	case *appendRetry:
 		a.appendRetry = nil
 		a.retryFailed(ctx)
+	case *actor.Terminated:
+		dropStoppedChildren(ctx) // a stopped ContainerActor (see replied)
 	}
 }
 
@@ -502,6 +504,20 @@ func (a *podActor) replied(ctx actor.Context, from *actor.PID) bool {
 		}
 	}
 	return false
+}
+
+// dropStoppedChildren lets the GC have the ContainerActors the pod stopped.
+// protoactor takes a stopped child out of its parent's children set
+// (PIDSet.Remove) by shortening the set's slice of PIDs, without clearing
+// the slot it frees; and a PID caches its process. So the last stopped
+// ContainerActor (its mailbox, context, props and actor: about 1.5 KB)
+// stayed reachable as long as its pod ran, that is from every running pod.
+// The slots past the set's length are no part of it (Add overwrites them):
+// clearing them changes nothing but what can be freed. Called on each
+// *actor.Terminated, which protoactor delivers after the removal.
+func dropStoppedChildren(ctx actor.Context) {
+	kids := ctx.Children()
+	clear(kids[len(kids):cap(kids)])
 }
 
 // requestList lists the pod in the runtime, unless a listing is on its way.
