@@ -60,7 +60,9 @@ type podActor struct {
 	// drv is the pod's executor in the core (lifecycle.Driver): which
 	// effect runs, when it is retried, what waits for a runtime view. Made
 	// in Started, from the durable state; a restart loses it.
-	drv     *lifecycle.Driver
+	drv *lifecycle.Driver
+	// workers: the pod's ContainerActors at work; nil while there are none,
+	// as for a running pod (a Go map keeps its storage once emptied).
 	workers map[string]*worker
 	timer   clock.Timer
 	// stopped: the pod is finished, or the actor stops or restarts;
@@ -72,7 +74,7 @@ type podActor struct {
 	// prober runs the pod's probe workers (nil until a container has probes).
 	prober PodProber
 	// startedHere holds the keys of creates and starts this incarnation
-	// dispatched (see ownedHere).
+	// dispatched (see ownedHere); nil while empty, as workers.
 	startedHere map[string]bool
 	// appendFailures counts the appends that failed in a row (disk full,
 	// EIO, a read-only file system, ...); a retry is armed while > 0.
@@ -111,7 +113,6 @@ const (
 func newPodActor(parent context.Context, uid string, deps *Deps, load Loader, initial *lifecycle.State, mode spawnMode) *podActor {
 	return &podActor{
 		uid: uid, deps: deps, load: load, initial: initial, mode: mode, parent: parent,
-		workers: map[string]*worker{}, startedHere: map[string]bool{},
 	}
 }
 
@@ -454,6 +455,9 @@ func (a *podActor) dispatch(ctx actor.Context, w lifecycle.Work) {
 		e := d.Effect
 		switch e.(type) {
 		case lifecycle.CreateContainer, lifecycle.StartContainer:
+			if a.startedHere == nil {
+				a.startedHere = map[string]bool{}
+			}
 			a.startedHere[e.Key()] = true
 		}
 		if _, pull := e.(lifecycle.PullImage); !pull && a.deps.Events != nil {
@@ -481,6 +485,9 @@ func (a *podActor) toWorker(ctx actor.Context, name string, msg any) {
 		w = &worker{pid: ctx.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
 			return &containerActor{ctx: pctx, uid: uid, deps: deps}
 		}, deps.mailbox()...), name)}
+		if a.workers == nil {
+			a.workers = map[string]*worker{}
+		}
 		a.workers[name] = w
 	}
 	if m, ok := msg.(*runEffect); ok {
@@ -499,6 +506,9 @@ func (a *podActor) replied(ctx actor.Context, from *actor.PID) bool {
 			if w.pending--; w.pending <= 0 {
 				ctx.Stop(w.pid)
 				delete(a.workers, name)
+				if len(a.workers) == 0 {
+					a.workers = nil
+				}
 			}
 			return true
 		}
@@ -637,6 +647,9 @@ func (a *podActor) ownedHere(events []*pb.Envelope) []*pb.Envelope {
 		}
 		mine := a.startedHere[key]
 		delete(a.startedHere, key)
+		if len(a.startedHere) == 0 {
+			a.startedHere = nil
+		}
 		if !recovered || !mine {
 			continue
 		}
