@@ -516,15 +516,17 @@ func (a *podActor) replied(ctx actor.Context, from *actor.PID) bool {
 	return false
 }
 
-// dropStoppedChildren lets the GC have the ContainerActors the pod stopped.
-// protoactor takes a stopped child out of its parent's children set
-// (PIDSet.Remove) by shortening the set's slice of PIDs, without clearing
-// the slot it frees; and a PID caches its process. So the last stopped
-// ContainerActor (its mailbox, context, props and actor: about 1.5 KB)
-// stayed reachable as long as its pod ran, that is from every running pod.
-// The slots past the set's length are no part of it (Add overwrites them):
-// clearing them changes nothing but what can be freed. Called on each
-// *actor.Terminated, which protoactor delivers after the removal.
+// dropStoppedChildren lets the GC have the children an actor stopped (a
+// PodActor's ContainerActors, the Supervisor's PodActors). protoactor takes
+// a stopped child out of its parent's children set (PIDSet.Remove) by
+// shortening the set's slice of PIDs, without clearing the slot it frees;
+// and a PID caches its process. So a PodActor's last stopped ContainerActor
+// (its mailbox, context, props and actor: about 1 KB) stayed reachable as
+// long as its pod ran, and the Supervisor's last finished PodActor (with
+// its pod's state) until the next spawn. The slots past the set's length
+// are no part of it (Add overwrites them): clearing them changes nothing
+// but what can be freed. Called on each *actor.Terminated, which protoactor
+// delivers after the removal.
 func dropStoppedChildren(ctx actor.Context) {
 	kids := ctx.Children()
 	clear(kids[len(kids):cap(kids)])

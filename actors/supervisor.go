@@ -148,6 +148,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	case *actor.Restarting:
 		s.cancel()
 	case *actor.Terminated:
+		dropStoppedChildren(ctx) // a finished PodActor and its state
 		s.terminated(ctx, m)
 	case *respawnPod:
 		s.respawned(ctx, m)
