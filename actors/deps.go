@@ -184,13 +184,17 @@ type EffectObserver interface {
 	EffectEnded(kind string)
 }
 
-// mailbox is the props option of a pod's actors: protoactor's default
-// unbounded mailbox, with d.Mailbox's statistics when set.
+// mailbox is the props option of a pod's actors: protoactor's unbounded
+// lock-free mailbox, with d.Mailbox's statistics when set. Its user queue
+// is a linked list that holds one node when empty (48 bytes in all), where
+// protoactor's default mailbox keeps a ring of 10 slots (about 230 bytes)
+// in every PodActor for as long as its pod runs; messages are handled in
+// the same order.
 func (d *Deps) mailbox() []actor.PropsOption {
 	if d.Mailbox == nil {
-		return nil
+		return []actor.PropsOption{actor.WithMailbox(actor.UnboundedLockfree())}
 	}
-	return []actor.PropsOption{actor.WithMailbox(actor.Unbounded(d.Mailbox))}
+	return []actor.PropsOption{actor.WithMailbox(actor.UnboundedLockfree(d.Mailbox))}
 }
 
 type WorkerObserver interface {

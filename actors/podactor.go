@@ -60,7 +60,9 @@ type podActor struct {
 	// drv is the pod's executor in the core (lifecycle.Driver): which
 	// effect runs, when it is retried, what waits for a runtime view. Made
 	// in Started, from the durable state; a restart loses it.
-	drv     *lifecycle.Driver
+	drv *lifecycle.Driver
+	// workers: the pod's ContainerActors at work; nil while there are none,
+	// as for a running pod (a Go map keeps its storage once emptied).
 	workers map[string]*worker
 	timer   clock.Timer
 	// stopped: the pod is finished, or the actor stops or restarts;
@@ -72,7 +74,7 @@ type podActor struct {
 	// prober runs the pod's probe workers (nil until a container has probes).
 	prober PodProber
 	// startedHere holds the keys of creates and starts this incarnation
-	// dispatched (see ownedHere).
+	// dispatched (see ownedHere); nil while empty, as workers.
 	startedHere map[string]bool
 	// appendFailures counts the appends that failed in a row (disk full,
 	// EIO, a read-only file system, ...); a retry is armed while > 0.
@@ -111,7 +113,6 @@ const (
 func newPodActor(parent context.Context, uid string, deps *Deps, load Loader, initial *lifecycle.State, mode spawnMode) *podActor {
 	return &podActor{
 		uid: uid, deps: deps, load: load, initial: initial, mode: mode, parent: parent,
-		workers: map[string]*worker{}, startedHere: map[string]bool{},
 	}
 }
 
@@ -212,6 +213,8 @@ func (a *podActor) Receive(ctx actor.Context) {
 	case *appendRetry:
 		a.appendRetry = nil
 		a.retryFailed(ctx)
+	case *actor.Terminated:
+		dropStoppedChildren(ctx) // a stopped ContainerActor (see replied)
 	}
 }
 
@@ -452,6 +455,9 @@ func (a *podActor) dispatch(ctx actor.Context, w lifecycle.Work) {
 		e := d.Effect
 		switch e.(type) {
 		case lifecycle.CreateContainer, lifecycle.StartContainer:
+			if a.startedHere == nil {
+				a.startedHere = map[string]bool{}
+			}
 			a.startedHere[e.Key()] = true
 		}
 		if _, pull := e.(lifecycle.PullImage); !pull && a.deps.Events != nil {
@@ -479,6 +485,9 @@ func (a *podActor) toWorker(ctx actor.Context, name string, msg any) {
 		w = &worker{pid: ctx.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
 			return &containerActor{ctx: pctx, uid: uid, deps: deps}
 		}, deps.mailbox()...), name)}
+		if a.workers == nil {
+			a.workers = map[string]*worker{}
+		}
 		a.workers[name] = w
 	}
 	if m, ok := msg.(*runEffect); ok {
@@ -497,11 +506,30 @@ func (a *podActor) replied(ctx actor.Context, from *actor.PID) bool {
 			if w.pending--; w.pending <= 0 {
 				ctx.Stop(w.pid)
 				delete(a.workers, name)
+				if len(a.workers) == 0 {
+					a.workers = nil
+				}
 			}
 			return true
 		}
 	}
 	return false
+}
+
+// dropStoppedChildren lets the GC have the children an actor stopped (a
+// PodActor's ContainerActors, the Supervisor's PodActors). protoactor takes
+// a stopped child out of its parent's children set (PIDSet.Remove) by
+// shortening the set's slice of PIDs, without clearing the slot it frees;
+// and a PID caches its process. So a PodActor's last stopped ContainerActor
+// (its mailbox, context, props and actor: about 1 KB) stayed reachable as
+// long as its pod ran, and the Supervisor's last finished PodActor (with
+// its pod's state) until the next spawn. The slots past the set's length
+// are no part of it (Add overwrites them): clearing them changes nothing
+// but what can be freed. Called on each *actor.Terminated, which protoactor
+// delivers after the removal.
+func dropStoppedChildren(ctx actor.Context) {
+	kids := ctx.Children()
+	clear(kids[len(kids):cap(kids)])
 }
 
 // requestList lists the pod in the runtime, unless a listing is on its way.
@@ -621,6 +649,9 @@ func (a *podActor) ownedHere(events []*pb.Envelope) []*pb.Envelope {
 		}
 		mine := a.startedHere[key]
 		delete(a.startedHere, key)
+		if len(a.startedHere) == 0 {
+			a.startedHere = nil
+		}
 		if !recovered || !mine {
 			continue
 		}

@@ -12,8 +12,10 @@ import (
 // recovery; the journal's events stay as they are.
 func TestOwnedHereRecordsRacedStartsAsStarts(t *testing.T) {
 	a := newPodActor(t.Context(), "uid", &Deps{}, nil, nil, withView)
-	a.startedHere[lifecycle.StartContainer{ID: "c1"}.Key()] = true
-	a.startedHere[lifecycle.CreateContainer{Name: "app", Attempt: 2}.Key()] = true
+	a.startedHere = map[string]bool{
+		lifecycle.StartContainer{ID: "c1"}.Key():                 true,
+		lifecycle.CreateContainer{Name: "app", Attempt: 2}.Key(): true,
+	}
 	journaled := []*pb.Envelope{
 		{Event: &pb.Event{Kind: &pb.Event_ContainerCreated{ContainerCreated: &pb.ContainerCreated{Name: "app", Attempt: 2, Recovered: true}}}},
 		{Event: &pb.Event{Kind: &pb.Event_ContainerStarted{ContainerStarted: &pb.ContainerStarted{ContainerId: "c1", Recovered: true}}}},

@@ -148,6 +148,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	case *actor.Restarting:
 		s.cancel()
 	case *actor.Terminated:
+		dropStoppedChildren(ctx) // a finished PodActor and its state
 		s.terminated(ctx, m)
 	case *respawnPod:
 		s.respawned(ctx, m)
@@ -284,7 +285,10 @@ func (s *supervisor) spawn(ctx actor.Context, uid string, initial *lifecycle.Sta
 		if !first {
 			st, m = nil, restarted // a restart reloads from disk
 		}
-		first = false
+		// The props live as long as the actor: not to keep the recovered
+		// state (its PodState, spec and runtime view) after the Driver
+		// moved on from it.
+		first, initial = false, nil
 		return newPodActor(parent, uid, deps, load, st, m)
 	}, deps.mailbox()...)
 	// A unique name: the actor of the pod's previous life may still be stopping.

@@ -44,6 +44,8 @@ type Driver struct {
 	retry Retry
 	state *State
 
+	// The keyed sets below are nil while empty (see put, drop): a running
+	// pod has nothing in them, and a Go map keeps its storage when emptied.
 	inflight map[string]bool
 	done     map[string]bool
 	fresh    map[string]bool
@@ -67,11 +69,7 @@ type Retry struct {
 
 // NewDriver returns the Driver of the pod in st (as loaded from the journal).
 func NewDriver(cfg Config, retry Retry, st *State) *Driver {
-	return &Driver{
-		cfg: cfg, retry: retry, state: st,
-		inflight: map[string]bool{}, done: map[string]bool{}, fresh: map[string]bool{},
-		retries: map[string]int{}, blocked: map[string]time.Time{},
-	}
+	return &Driver{cfg: cfg, retry: retry, state: st}
 }
 
 // State is the pod's durable state (never changed in place).
@@ -144,7 +142,7 @@ func (d *Driver) Step(in Input, now time.Time, more ...Input) Ready {
 	for i, next := range append([]Input{in}, more...) {
 		if _, view := next.(*pb.RuntimeObserved); view {
 			d.synced = true
-			clear(d.done)
+			d.done = nil
 		}
 		nd := d.cfg.Decide(st, next, now)
 		if i > 0 {
@@ -161,19 +159,19 @@ func (d *Driver) Step(in Input, now time.Time, more ...Input) Ready {
 // empty; a definitive one is decided (res). A success is decided (res).
 func (d *Driver) Done(e Effect, res *pb.EffectResult, err error, transient bool, now time.Time) (rd Ready, retryAfter time.Duration) {
 	key := e.Key()
-	delete(d.inflight, key)
+	drop(&d.inflight, key)
 	if err != nil {
 		n := d.retries[key]
-		d.retries[key] = n + 1
+		put(&d.retries, key, n+1)
 		retryAfter = min(d.retry.Min<<min(n, 16), d.retry.Max)
-		d.blocked[key] = now.Add(retryAfter)
+		put(&d.blocked, key, now.Add(retryAfter))
 		if transient {
 			return Ready{now: now}, retryAfter
 		}
 		return d.Step(res, now), retryAfter
 	}
-	delete(d.retries, key)
-	delete(d.blocked, key)
+	drop(&d.retries, key)
+	drop(&d.blocked, key)
 	rd = d.Step(res, now)
 	rd.doneKey = key
 	return rd, 0
@@ -181,7 +179,7 @@ func (d *Driver) Done(e Effect, res *pb.EffectResult, err error, transient bool,
 
 // Cancelled takes back an effect cut short by the shell's stop: it has no
 // outcome, and the journal's intent brings it back on the next start.
-func (d *Driver) Cancelled(e Effect) { delete(d.inflight, e.Key()) }
+func (d *Driver) Cancelled(e Effect) { drop(&d.inflight, e.Key()) }
 
 // Advance adopts rd once its events are durable (appendErr nil) and returns
 // the work it makes ready. A failed append (which wrote nothing) drops the
@@ -194,7 +192,7 @@ func (d *Driver) Advance(rd Ready, appendErr error) Work {
 	if rd.doneKey != "" && (appendErr != nil || len(rd.Events) == 0) {
 		// Done, but the journal did not move: the outcome will show in
 		// the runtime's next view. Not repeated before that.
-		d.done[rd.doneKey] = true
+		put(&d.done, rd.doneKey, true)
 		w.List = d.wantList()
 	}
 	if appendErr != nil && len(rd.Events) > 0 {
@@ -237,9 +235,9 @@ func (d *Driver) Advance(rd Ready, appendErr error) Work {
 		if until, ok := d.blocked[key]; ok && rd.now.Before(until) {
 			continue
 		}
-		d.inflight[key] = true
+		put(&d.inflight, key, true)
 		w.Run = append(w.Run, Dispatch{Effect: e, Fresh: d.fresh[key], Retry: d.retries[key] > 0})
-		delete(d.fresh, key)
+		drop(&d.fresh, key)
 	}
 	return w
 }
@@ -249,12 +247,12 @@ func (d *Driver) markFresh(events []*pb.Envelope) {
 	for _, env := range events {
 		switch ev := env.GetEvent().GetKind().(type) {
 		case *pb.Event_SandboxRequested:
-			d.fresh[RunSandbox{Attempt: ev.SandboxRequested.Attempt}.Key()] = true
+			put(&d.fresh, RunSandbox{Attempt: ev.SandboxRequested.Attempt}.Key(), true)
 		case *pb.Event_ContainerRequested:
 			r := ev.ContainerRequested
-			d.fresh[CreateContainer{Name: r.Name, Attempt: r.Attempt}.Key()] = true
+			put(&d.fresh, CreateContainer{Name: r.Name, Attempt: r.Attempt}.Key(), true)
 		case *pb.Event_ContainerStopRequested:
-			d.fresh[StopContainer{ID: ev.ContainerStopRequested.ContainerId}.Key()] = true
+			put(&d.fresh, StopContainer{ID: ev.ContainerStopRequested.ContainerId}.Key(), true)
 		}
 	}
 }
@@ -293,3 +291,19 @@ func (d *Driver) SinceSnapshot() int { return d.sinceSnap }
 
 // Synced reports whether a runtime view has arrived.
 func (d *Driver) Synced() bool { return d.synced }
+
+// put sets (*m)[key], making the map if it is nil.
+func put[V any](m *map[string]V, key string, v V) {
+	if *m == nil {
+		*m = map[string]V{}
+	}
+	(*m)[key] = v
+}
+
+// drop deletes key from *m, and lets the map go once it is empty.
+func drop[V any](m *map[string]V, key string) {
+	delete(*m, key)
+	if len(*m) == 0 {
+		*m = nil
+	}
+}
