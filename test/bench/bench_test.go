@@ -258,8 +258,9 @@ func processCPU(b *testing.B) time.Duration {
 // pod's IP), which a real runtime keeps in its own process. So the same
 // 1,000 pods are also created in a fresh simulated runtime, with the CRI
 // configs actorlet would send and without actorlet, through the same
-// in-process gRPC connection as an agent's calls, so that the runtime keeps
-// what it decoded from them as it does for the agent: bytes/pod-sim. bytes/pod-actorlet = bytes/pod - bytes/pod-sim is
+// in-process connection as an agent's calls (sim.Direct, which hands the
+// runtime copies), so that the runtime keeps copies as it does for the
+// agent: bytes/pod-sim. bytes/pod-actorlet = bytes/pod - bytes/pod-sim is
 // actorlet's own share (journal handle, actors and mailboxes, status
 // cache, runtime watcher). The pod objects handed to SetPods are made
 // before the first measurement: they belong to the pod source. The heap
@@ -391,11 +392,11 @@ func heapPerPodSimOnly(b *testing.B, n int) float64 {
 }
 
 // runInSim creates and starts pod's sandbox and containers in the simulated
-// runtime, with the configs actorlet sends, through sn's gRPC connection.
-// (Called directly, the runtime would keep the strings of the configs made
-// here, partly shared with the pods made before the first measurement,
-// where an agent's calls leave it copies decoded from the wire: about
-// 1.3 KB per pod more, which bytes/pod-actorlet would count as actorlet's.)
+// runtime, with the configs actorlet sends, through sn's connection.
+// (Called without it, the runtime would keep the strings of the configs
+// made here, partly shared with the pods made before the first
+// measurement, where an agent's calls leave it copies: about 1.3 KB per
+// pod more, which bytes/pod-actorlet would count as actorlet's.)
 func runInSim(ctx context.Context, sn *simNode, p *corev1.Pod, opts podspec.Options) error {
 	rt := runtimeapi.NewRuntimeServiceClient(sn.calls)
 	sbCfg := podspec.SandboxConfigBestEffort(p, 0, opts)

@@ -32,8 +32,8 @@ const source = "bench"
 // benchImage is every benchmark container's image.
 const benchImage = "registry.k8s.io/pause:3.10"
 
-// simNode is one simulated runtime served in process (gRPC over bufconn),
-// as agent_test wires it, with the client's unary calls counted.
+// simNode is one simulated runtime in process, connected as sim:// is
+// (sim.Direct: calls without gRPC), with the client's unary calls counted.
 type simNode struct {
 	rt     *sim.Runtime
 	client *cri.Client
@@ -47,10 +47,7 @@ func newSimNode(b *testing.B) *simNode {
 	if err != nil {
 		b.Fatal(err)
 	}
-	conn, stop, err := sim.InProcess(context.Background(), rt)
-	if err != nil {
-		b.Fatal(err)
-	}
+	conn, stop := sim.Direct(rt, nil)
 	calls := &countingConn{ClientConnInterface: conn, byMethod: map[string]int{}}
 	client := cri.NewFromConn(calls, calls, cri.Options{Timeout: time.Minute})
 	return &simNode{rt: rt, client: client, calls: calls, stop: stop}
