@@ -29,19 +29,27 @@ func newRespawner(d *Deps) *respawner {
 	return &respawner{backoff: b, waiting: map[string]bool{}, counts: map[string]int{}}
 }
 
-// terminated handles a child's Terminated: a PodActor that stopped while
-// still registered for its pod did not finish (podRemoved unregisters it
-// first), so it is started again after back-off.
-func (s *supervisor) terminated(ctx actor.Context, m *actor.Terminated) {
-	if s.stopping || m.Who == nil {
+// childStopped is a child's Terminated, queued by the Supervisor to itself
+// behind the user messages that were already waiting (see terminated).
+type childStopped struct{ who *actor.PID }
+
+// terminated handles a child's end, after every message the child sent
+// before it stopped: a PodActor that stopped while still registered for
+// its pod did not finish (podRemoved, which a finishing actor sends before
+// it stops, unregisters it first), so it is started again after back-off.
+// Judged on the Terminated itself, which protoactor delivers ahead of user
+// messages, every finished pod whose podRemoved was still queued was taken
+// for failed, logged as such and loaded again.
+func (s *supervisor) terminated(ctx actor.Context, who *actor.PID) {
+	if s.stopping || who == nil {
 		return
 	}
-	uid, ok := s.byID[m.Who.Id]
+	uid, ok := s.byID[who.Id]
 	if !ok {
 		return
 	}
-	delete(s.byID, m.Who.Id)
-	if pid, ok := s.pods[uid]; !ok || pid.Id != m.Who.Id {
+	delete(s.byID, who.Id)
+	if pid, ok := s.pods[uid]; !ok || pid.Id != who.Id {
 		return // it finished (podRemoved) or was replaced
 	}
 	delete(s.pods, uid)

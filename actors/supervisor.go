@@ -149,7 +149,12 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		s.cancel()
 	case *actor.Terminated:
 		dropStoppedChildren(ctx) // a finished PodActor and its state
-		s.terminated(ctx, m)
+		// Decided behind the user messages already queued: a PodActor that
+		// finished sent podRemoved before it stopped, but protoactor
+		// delivers Terminated, a system message, ahead of them.
+		ctx.Send(ctx.Self(), &childStopped{who: m.Who})
+	case *childStopped:
+		s.terminated(ctx, m.who)
 	case *respawnPod:
 		s.respawned(ctx, m)
 	case *SourceSnapshot:
