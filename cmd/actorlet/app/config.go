@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -46,10 +47,17 @@ type ownFlags struct {
 
 // isOwnFlag tells whether name is one of actorlet's own flags.
 func isOwnFlag(name string) bool {
+	return ownFlagNames()[name]
+}
+
+// ownFlagNames are the names of actorlet's own flags, made once.
+var ownFlagNames = sync.OnceValue(func() map[string]bool {
 	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
 	(&ownFlags{}).addFlags(fs)
-	return fs.Lookup(name) != nil
-}
+	names := map[string]bool{}
+	fs.VisitAll(func(f *pflag.Flag) { names[f.Name] = true })
+	return names
+})
 
 func (o *ownFlags) addFlags(fs *pflag.FlagSet) {
 	def := kubeletconfig.Defaults(kubeletconfig.KubeletProfile)
