@@ -46,7 +46,9 @@ type Agent struct {
 	journalHealth *journalHealth
 	statuses      *podstatus.Cache
 	system        *actor.ActorSystem
-	sup           *actor.PID
+	ownSystem     bool       // system is the node's, shut down when it stops
+	sup           *actor.PID // the Supervisor
+	nodeActor     *actor.PID // the NodeActor, or nil
 	cancel        context.CancelFunc
 	wg            sync.WaitGroup
 	recovery      time.Duration
@@ -189,6 +191,7 @@ func (a *Agent) start(ctx context.Context) error {
 	fail := func(err error) error {
 		cancel()
 		a.wg.Wait()
+		a.stopActors()
 		j.Close()
 		return err
 	}
@@ -266,8 +269,13 @@ func (a *Agent) start(ctx context.Context) error {
 		default:
 		}
 	}
-	a.system = newActorSystem(cfg.actorOptions...)
-	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(runCtx, *deps, loader(j), rec), "supervisor")
+	names := ""
+	if a.system = cfg.actorSystem; a.system != nil {
+		names = cfg.nodeName + "/"
+	} else {
+		a.system, a.ownSystem = newActorSystem(cfg.actorOptions...), true
+	}
+	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(runCtx, *deps, loader(j), rec), names+"supervisor")
 	if err != nil {
 		return fail(fmt.Errorf("start supervisor: %w", err))
 	}
@@ -313,7 +321,7 @@ func (a *Agent) start(ctx context.Context) error {
 		if a.eviction != nil {
 			nc.Pressure = a.eviction.Conditions
 		}
-		if _, err := a.system.Root.SpawnNamed(nodeactor.Props(nc), "node"); err != nil {
+		if a.nodeActor, err = a.system.Root.SpawnNamed(nodeactor.Props(nc), names+"node"); err != nil {
 			return fail(fmt.Errorf("start node actor: %w", err))
 		}
 	}
@@ -462,9 +470,26 @@ func (a *Agent) stop(ctx context.Context) error {
 	if err := a.stopSupervisor(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stop supervisor: %w", err))
 	}
-	a.system.Shutdown()
+	a.stopActors()
 	errs = append(errs, a.journal.Close())
 	return errors.Join(errs...)
+}
+
+// stopActors stops what is left of the node's actors: its own system, or,
+// in a shared one, the node's actors (the Supervisor is stopped first by
+// stopSupervisor when the node ran; this stops it when the start failed).
+func (a *Agent) stopActors() {
+	switch {
+	case a.system == nil:
+	case a.ownSystem:
+		a.system.Shutdown()
+	default:
+		for _, pid := range []*actor.PID{a.nodeActor, a.sup} {
+			if pid != nil {
+				_ = a.system.Root.StopFuture(pid).Wait()
+			}
+		}
+	}
 }
 
 // stopSupervisor stops the Supervisor (and so every pod actor) and waits for

@@ -92,6 +92,7 @@ type settings struct {
 	registerer     prometheus.Registerer
 	metrics        *kubeletmetrics.Metrics
 	actorOptions   []actor.ConfigOption
+	actorSystem    *actor.ActorSystem
 	tracerProvider trace.TracerProvider
 }
 
@@ -356,6 +357,16 @@ func WithMetrics(reg prometheus.Registerer, km *kubeletmetrics.Metrics) Option {
 func WithActorOptions(o ...actor.ConfigOption) Option {
 	return func(s *settings) { s.actorOptions = append(s.actorOptions, o...) }
 }
+
+// WithActorSystem runs the node's actors in sys, an actor system the
+// caller owns and may share with other nodes (a fleet's nodes share one:
+// making a protoactor system allocates its process registry, 1,024
+// concurrent maps, most of a node's start-up CPU). The node names its
+// actors "<node name>/supervisor" and "<node name>/node", stops them when
+// it stops, and leaves sys running; WithActorOptions does not apply. Without
+// it, the node makes a system of its own (with a small registry) and shuts
+// it down when it stops.
+func WithActorSystem(sys *actor.ActorSystem) Option { return func(s *settings) { s.actorSystem = sys } }
 
 // WithTracing traces the pods' syncs and effects (see package
 // node/tracing); the CRI calls are traced by the runtime's connection.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asynkron/protoactor-go/actor"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/actors/lifecycle"
@@ -70,4 +71,51 @@ func TestRunReadyDone(t *testing.T) {
 	if _, st := phaseOf(b, "uid-web"); st.Status.ContainerStatuses[0].ContainerID != id {
 		t.Fatalf("container %s after the restart, want %s (adopted)", st.Status.ContainerStatuses[0].ContainerID, id)
 	}
+}
+
+// TestNodesShareAnActorSystem: two nodes run in one actor system the caller
+// owns, each with its actors under its own name; stopping one stops its
+// actors only: the other's pod runs on and a pod handed to it later starts,
+// and the system is not shut down.
+func TestNodesShareAnActorSystem(t *testing.T) {
+	system := actor.NewActorSystem()
+	defer system.Shutdown()
+	start := func(name string, pods ...*corev1.Pod) (*env, *agent.Agent) {
+		e := newEnv(t)
+		a, err := agent.Start(context.Background(), append(e.options(lifecycle.DefaultConfig(), pods),
+			agent.WithNodeName(name), agent.WithActorSystem(system))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e, a
+	}
+	_, one := start("one", pod("web", corev1.RestartPolicyAlways))
+	_, two := start("two", pod("db", corev1.RestartPolicyAlways))
+	defer two.Stop(context.Background())
+	for _, c := range []struct {
+		a   *agent.Agent
+		uid string
+	}{{one, "uid-web"}, {two, "uid-db"}} {
+		waitFor(t, c.uid+" Running", func() (bool, string) {
+			ph, _ := phaseOf(c.a, c.uid)
+			return ph == corev1.PodRunning, fmt.Sprint(ph)
+		})
+	}
+	for _, name := range []string{"one/supervisor", "two/supervisor"} {
+		if _, ok := system.ProcessRegistry.GetLocal(name); !ok {
+			t.Errorf("no actor %q in the shared system", name)
+		}
+	}
+
+	if err := one.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := system.ProcessRegistry.GetLocal("one/supervisor"); ok {
+		t.Error("node one's Supervisor is still registered after its node stopped")
+	}
+	two.SetPods("test", []*corev1.Pod{pod("db", corev1.RestartPolicyAlways), pod("cache", corev1.RestartPolicyAlways)})
+	waitFor(t, "cache Running on node two after node one stopped", func() (bool, string) {
+		ph, _ := phaseOf(two, "uid-cache")
+		return ph == corev1.PodRunning, fmt.Sprint(ph)
+	})
 }

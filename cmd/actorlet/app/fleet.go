@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/asynkron/protoactor-go/actor"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -365,8 +366,16 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 		shared.stop()
 	}()
 
+	// One actor system for every node: each node's actors are named under
+	// its name (agent.WithActorSystem).
+	actorLog, actorsStopping := actorLogging(log)
+	system := actor.NewActorSystem(actorLog)
+	defer system.Shutdown()
+	defer actorsStopping()
+
 	started := time.Now()
-	nodes, err := startFleetNodes(ctx, ncs, clients, shared, capacity, jo, log)
+	parts := fleetParts{clients: clients, shared: shared, actors: system, capacity: capacity, journal: jo, log: log}
+	nodes, err := startFleetNodes(ctx, ncs, parts)
 	defer stopFleetNodes(nodes, f.shutdownGrace, log)
 	if err != nil {
 		return err
@@ -413,13 +422,22 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 
 // fleetStartWorkers bound how many nodes start at once: each lists its
 // runtime, opens its journal and registers its Node.
-const fleetStartWorkers = 8
+const fleetStartWorkers = 16
+
+// fleetParts are what a fleet's nodes share, and what each is built with.
+type fleetParts struct {
+	clients  *fleetClients
+	shared   *sharedInformers
+	actors   *actor.ActorSystem
+	capacity corev1.ResourceList
+	journal  journal.Options
+	log      *zap.Logger
+}
 
 // startFleetNodes assembles and runs every node, and returns once each is
 // Ready (its recovered pods have their actors), or with the first failure;
 // the nodes started so far are returned either way.
-func startFleetNodes(ctx context.Context, ncs []*nodeConfig, clients *fleetClients, shared *sharedInformers,
-	capacity corev1.ResourceList, jo journal.Options, log *zap.Logger) ([]*fleetNode, error) {
+func startFleetNodes(ctx context.Context, ncs []*nodeConfig, parts fleetParts) ([]*fleetNode, error) {
 	var (
 		mu    sync.Mutex
 		nodes []*fleetNode
@@ -432,7 +450,7 @@ func startFleetNodes(ctx context.Context, ncs []*nodeConfig, clients *fleetClien
 		go func() {
 			defer wg.Done()
 			for nc := range work {
-				n, err := startFleetNode(ctx, nc, clients, shared, capacity, jo, log)
+				n, err := startFleetNode(ctx, nc, parts)
 				mu.Lock()
 				if n != nil {
 					nodes = append(nodes, n)
@@ -465,18 +483,17 @@ func startFleetNodes(ctx context.Context, ncs []*nodeConfig, clients *fleetClien
 // startFleetNode builds one node, as actorlet run builds its own, and runs
 // it until its stop; it returns once the node is Ready. A node that could
 // not start is returned nil, released.
-func startFleetNode(ctx context.Context, nc *nodeConfig, clients *fleetClients, shared *sharedInformers,
-	capacity corev1.ResourceList, jo journal.Options, log *zap.Logger) (*fleetNode, error) {
-	nodeAPI, err := clients.forNode(nc)
+func startFleetNode(ctx context.Context, nc *nodeConfig, p fleetParts) (*fleetNode, error) {
+	nodeAPI, err := p.clients.forNode(nc)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkIdentity(ctx, nodeAPI.kube, nc.nodeName); err != nil {
 		return nil, err
 	}
-	nlog := log.With(zap.String("node", nc.nodeName))
+	nlog := p.log.With(zap.String("node", nc.nodeName))
 	b, err := buildNode(ctx, nc, nodeParts{log: nlog, reg: prometheus.NewRegistry(), kube: nodeAPI.kube, eventKube: nodeAPI.events,
-		heartbeatKube: nodeAPI.heartbeat, shared: shared, capacity: capacity, journal: jo})
+		heartbeatKube: nodeAPI.heartbeat, shared: p.shared, actors: p.actors, capacity: p.capacity, journal: p.journal})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/asynkron/protoactor-go/actor"
 	"sync"
 	"time"
 
@@ -179,6 +180,9 @@ type nodeParts struct {
 	// shared are the informers of cluster-wide objects shared by the
 	// nodes of a fleet (nil: the node's own).
 	shared *sharedInformers
+	// actors is the actor system shared by a fleet's nodes (nil: the
+	// node's own, see agent.WithActorSystem).
+	actors *actor.ActorSystem
 	// capacity replaces the host's resources of the same names in the
 	// Node's capacity and allocatable (a fleet's --cpu, --memory).
 	capacity corev1.ResourceList
@@ -276,7 +280,14 @@ func buildNode(ctx context.Context, nc *nodeConfig, p nodeParts) (b *builtNode, 
 		nodeCfg = &cfg
 	}
 
-	actorLog, actorsStopping := actorLogging(log)
+	// A node of its own quiets its actors' logging of their own stop; a
+	// fleet's nodes share an actor system, and the fleet does that.
+	actorsOpt, actorsStopping := agent.WithActorSystem(p.actors), func() {}
+	if p.actors == nil {
+		var actorLog actor.ConfigOption
+		actorLog, actorsStopping = actorLogging(log)
+		actorsOpt = agent.WithActorOptions(actorLog)
+	}
 	lc := lifecycle.DefaultConfig()
 	lc.BackoffInitial, lc.BackoffMax = nc.own.backoffInitial, maxRestartPeriod(kc)
 	lc.KeepDeadContainers = int(nc.node.MaxPerPodContainerCount)
@@ -297,7 +308,7 @@ func buildNode(ctx context.Context, nc *nodeConfig, p nodeParts) (b *builtNode, 
 	opts := []agent.Option{
 		agent.WithNodeName(nc.nodeName), agent.WithRootDir(nc.node.RootDirectory), agent.WithRuntime(client, ver.RuntimeName),
 		agent.WithJournalOptions(p.journal),
-		agent.WithLogger(log), agent.WithMetrics(p.reg, km), agent.WithActorOptions(actorLog), agent.WithTracing(p.tp),
+		agent.WithLogger(log), agent.WithMetrics(p.reg, km), actorsOpt, agent.WithTracing(p.tp),
 		agent.WithManifestDir(kc.StaticPodPath, kc.FileCheckFrequency.Duration),
 		agent.WithLifecycle(lc), agent.WithPodConfig(podConfig), agent.WithRelistPeriod(nc.own.relistPeriod),
 		agent.WithHostIP(nc.nodeIPs[0].String()), agent.WithAllocatable(mach.Allocatable),
