@@ -57,11 +57,14 @@ const setupBatch = 2000
 // store) to Running: from SetPods until the status cache holds all 1,000
 // in phase Running with their container Running. One iteration is 1,000
 // pods on a fresh runtime and a fresh journal (bbolt file, fsync on); only
-// SetPods and the wait are timed. Reports pods/s.
+// SetPods and the wait are timed. Reports pods/s, and cri-calls/pod: the
+// unary CRI calls made until all were Running (their split by method is
+// logged).
 func BenchmarkPodsToRunning(b *testing.B) {
 	const n = 1000
 	ctx := context.Background()
 	b.StopTimer()
+	calls := 0
 	for range b.N {
 		sn := newSimNode(b)
 		nd, err := sn.startAgent(ctx, b.TempDir(), nil)
@@ -70,6 +73,7 @@ func BenchmarkPodsToRunning(b *testing.B) {
 		}
 		pods := benchPods(n)
 		wctx, cancel := context.WithTimeout(ctx, runningDeadline)
+		sn.calls.takeCounts()
 
 		b.StartTimer()
 		nd.agent.SetPods(source, pods)
@@ -80,6 +84,9 @@ func BenchmarkPodsToRunning(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		byMethod, total := sn.calls.takeCounts()
+		calls += total
+		b.Logf("%d pods Running; CRI calls until then: %v", n, byMethod)
 		if _, err := nd.verifyRunning(pods); err != nil {
 			b.Fatal(err)
 		}
@@ -88,6 +95,7 @@ func BenchmarkPodsToRunning(b *testing.B) {
 		sn.close()
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "pods/s")
+	b.ReportMetric(float64(calls)/float64(n*b.N), "cri-calls/pod")
 }
 
 // BenchmarkRecover10k measures an agent restart on a node running 10,000
