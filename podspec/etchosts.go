@@ -2,7 +2,10 @@ package podspec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,23 +80,86 @@ func EtcHostsMount(podDir string, pod *corev1.Pod, c *corev1.Container, podIP, c
 		ips = []string{podIP}
 	}
 	path := filepath.Join(podDir, "etc-hosts")
-	if err := os.MkdirAll(podDir, 0o750); err != nil {
+	if _, err := makePodDirs(podDir); err != nil {
 		return nil, fmt.Errorf("pod %s/%s: hosts file: %w", pod.Namespace, pod.Name, err)
 	}
-	if err := writeFileAtomic(path, EtcHosts(pod, ips, clusterDomain, host), 0o644); err != nil {
+	if err := writeHostsFile(path, EtcHosts(pod, ips, clusterDomain, host), 0o644); err != nil {
 		return nil, fmt.Errorf("pod %s/%s: hosts file: %w", pod.Namespace, pod.Name, err)
 	}
 	return &runtimeapi.Mount{ContainerPath: etcHostsPath, HostPath: path}, nil
 }
 
+// writeHostsFile makes path hold data with mode, so that a container
+// mounting it never reads half of it:
+//   - no file yet: it is created and written in place (O_EXCL). No
+//     container mounts it before this call returned for one of them, and
+//     a write cut short (a crash, a concurrent call of another container
+//     of the pod) leaves a file that the next call finds different;
+//   - a file with the same contents and mode: left as it is (the pod's
+//     other containers, a retried creation);
+//   - a different one: replaced by a rename over it (writeFileAtomic).
+//
+// The first container of a pod so costs one file creation, and each
+// further one a read instead of a new file and a freed one.
+func writeHostsFile(path string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err == nil {
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Chmod(mode)
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if same, err := sameFile(path, data, mode); err != nil || same {
+		return err
+	}
+	return writeFileAtomic(path, data, mode)
+}
+
+// sameFile reports whether path is a regular file holding data with mode
+// (false, nil when it is not, or is gone).
+func sameFile(path string, data []byte, mode os.FileMode) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm() != mode.Perm() || fi.Size() != int64(len(data)) {
+		return false, nil
+	}
+	b := make([]byte, len(data)+1)
+	n, err := io.ReadFull(f, b)
+	if err != io.ErrUnexpectedEOF && err != nil {
+		return false, err
+	}
+	return bytes.Equal(b[:n], data), nil
+}
+
 // writeFileAtomic replaces path with data (a rename over it), so a
 // container reading it never sees half of it.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+func writeFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() {
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err

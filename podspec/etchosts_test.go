@@ -53,3 +53,50 @@ func TestEtcHostsMount(t *testing.T) {
 		t.Fatal("hostNetwork without a readable host /etc/hosts: no error")
 	}
 }
+
+// The hosts file is written in place when new, kept when a later container
+// of the pod would write the same, and replaced by a rename when it
+// differs (another IP, a write cut short).
+func TestEtcHostsMountRewrites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pods", "u1")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
+	c := &corev1.Container{Name: "app"}
+	read := func(string) ([]byte, error) { return nil, os.ErrNotExist }
+	mount := func(ip string) (string, os.FileInfo) {
+		t.Helper()
+		m, err := EtcHostsMount(dir, pod, c, ip, "", read)
+		if err != nil || m == nil {
+			t.Fatalf("EtcHostsMount(%s) = %v, %v", ip, m, err)
+		}
+		b, err := os.ReadFile(m.HostPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := string(EtcHosts(pod, []string{ip}, "", nil)); string(b) != want {
+			t.Fatalf("file %q, want %q", b, want)
+		}
+		fi, err := os.Stat(m.HostPath)
+		if err != nil || fi.Mode().Perm() != 0o644 {
+			t.Fatalf("file mode %v, %v; want 0644", fi, err)
+		}
+		return m.HostPath, fi
+	}
+	path, first := mount("10.88.0.5")
+	if _, again := mount("10.88.0.5"); !os.SameFile(first, again) {
+		t.Error("the same contents were written again to a new file")
+	}
+	if _, other := mount("10.88.0.6"); os.SameFile(first, other) {
+		t.Error("other contents were written in place, not renamed over the file")
+	}
+	if err := os.WriteFile(path, []byte("# Kubernetes-managed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mount("10.88.0.6")
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mount("10.88.0.6")
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("pod dir holds %d entries, want etc-hosts alone: %v", len(entries), entries)
+	}
+}

@@ -1,7 +1,9 @@
 package podspec
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,8 +44,8 @@ func TerminationMessageFile(podDir string, pod *corev1.Pod, c *corev1.Container,
 	if podDir == "" {
 		return "", nil, fmt.Errorf("pod %s/%s container %q: no pod directory for the termination message", pod.Namespace, pod.Name, c.Name)
 	}
-	dir := filepath.Join(podDir, "containers", c.Name)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	dir, err := makePodDirs(podDir, "containers", c.Name)
+	if err != nil {
 		return "", nil, fmt.Errorf("pod %s/%s container %q: termination message: %w", pod.Namespace, pod.Name, c.Name, err)
 	}
 	host := filepath.Join(dir, strconv.FormatUint(uint64(attempt), 10))
@@ -58,4 +60,31 @@ func TerminationMessageFile(podDir string, pod *corev1.Pod, c *corev1.Container,
 		return "", nil, fmt.Errorf("pod %s/%s container %q: termination message: %w", pod.Namespace, pod.Name, c.Name, err)
 	}
 	return host, &runtimeapi.Mount{ContainerPath: terminationMessagePath(c), HostPath: host}, nil
+}
+
+// podDirMode is the mode of the pod directory and of the directories this
+// package makes under it (before the umask, as os.MkdirAll made them).
+const podDirMode = 0o750
+
+// makePodDirs makes podDir and the directories elems below it, top-down,
+// one mkdir each (EEXIST is success), and returns the last one. A new
+// pod's containers/<name> costs three mkdirs, where os.MkdirAll first
+// walks up with a stat per missing level. The directories above podDir
+// (<root>/pods) are made only when missing.
+func makePodDirs(podDir string, elems ...string) (string, error) {
+	err := os.Mkdir(podDir, podDirMode)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = os.MkdirAll(podDir, podDirMode)
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	dir := podDir
+	for _, e := range elems {
+		dir = filepath.Join(dir, e)
+		if err := os.Mkdir(dir, podDirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return dir, nil
 }

@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,15 +41,24 @@ func ProbeTargets(s *State) []ProbeTarget {
 		return nil
 	}
 	var out []ProbeTarget
-	for _, c := range append(slices.Clip(s.Pod.Spec.InitContainers), s.Pod.Spec.Containers...) {
-		if s.initSpec(c.Name) != nil && !isSidecar(&c) {
+	// By index: a sync of a pod without probes allocates nothing (a
+	// corev1.Container is over a kilobyte).
+	spec := &s.Pod.Spec
+	for i := range len(spec.InitContainers) + len(spec.Containers) {
+		var c *corev1.Container
+		if i < len(spec.InitContainers) {
+			c = &spec.InitContainers[i]
+		} else {
+			c = &spec.Containers[i-len(spec.InitContainers)]
+		}
+		if s.initSpec(c.Name) != nil && !isSidecar(c) {
 			continue // regular init containers have no probes
+		}
+		if c.StartupProbe == nil && c.LivenessProbe == nil && c.ReadinessProbe == nil {
+			continue
 		}
 		r := s.P.Containers[c.Name]
 		if r == nil || r.Phase != pb.ContainerPhase_CONTAINER_RUNNING || r.KillReason != "" {
-			continue
-		}
-		if c.StartupProbe == nil && c.LivenessProbe == nil && c.ReadinessProbe == nil {
 			continue
 		}
 		out = append(out, ProbeTarget{Name: c.Name, ContainerID: r.Id, StartupDone: r.StartupDone || c.StartupProbe == nil,

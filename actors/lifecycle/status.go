@@ -1,7 +1,7 @@
 package lifecycle
 
 import (
-	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -112,11 +112,11 @@ func Status(s *State, env StatusEnv) corev1.PodStatus {
 	// containers named in its format, a completed pod as PodCompleted.
 	initReason, initMsg := "ContainersNotInitialized", ""
 	if len(incomplete) > 0 {
-		initMsg = fmt.Sprintf("containers with incomplete status: %s", incomplete)
+		initMsg = "containers with incomplete status: " + nameList(incomplete)
 	}
 	readyReason, readyMsg := "ContainersNotReady", ""
 	if len(unready) > 0 {
-		readyMsg = fmt.Sprintf("containers with unready status: %s", unready)
+		readyMsg = "containers with unready status: " + nameList(unready)
 	}
 	if st.Phase == corev1.PodSucceeded {
 		initReason, initMsg, readyReason, readyMsg = "PodCompleted", "", "PodCompleted", ""
@@ -436,4 +436,11 @@ func requirementsQOS(r *corev1.ResourceRequirements) corev1.PodQOSClass {
 		}
 	}
 	return class
+}
+
+// nameList is names as fmt's %s prints a []string ("[a b]"), the
+// kubelet's format in the conditions' messages, without fmt's reflection
+// (Status runs at each of a pod's state changes).
+func nameList(names []string) string {
+	return "[" + strings.Join(names, " ") + "]"
 }

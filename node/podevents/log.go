@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/actorlet/actorlet/actors"
@@ -28,8 +29,8 @@ func NewLog(log *zap.Logger) Log { return Log{log: log} }
 
 // Recorded implements actors.EventSink.
 func (l Log) Recorded(pod *corev1.Pod, events []*pb.Envelope) {
-	if pod == nil {
-		return
+	if pod == nil || !l.log.Core().Enabled(zapcore.WarnLevel) {
+		return // not even a warning would be written: nothing to translate
 	}
 	for _, env := range events {
 		ev := env.GetEvent()
@@ -38,18 +39,18 @@ func (l Log) Recorded(pod *corev1.Pod, events []*pb.Envelope) {
 			continue
 		}
 		for _, e := range Translate(pod, ev) {
-			fields := l.fields(pod, e)
 			if h := ev.GetHookFailed(); h != nil {
-				fields = append(fields, zap.String("hook", h.Hook), zap.String("output", h.Message))
+				l.write(pod, e, zap.String("hook", h.Hook), zap.String("output", h.Message))
+				continue
 			}
-			l.write(e.Type, e.Message, fields)
+			l.write(pod, e)
 		}
 	}
 }
 
 // Acting implements actors.EventSink.
 func (l Log) Acting(pod *corev1.Pod, effect lifecycle.Effect) {
-	if pod == nil {
+	if pod == nil || !l.log.Core().Enabled(zapcore.InfoLevel) {
 		return
 	}
 	var e Event
@@ -59,7 +60,7 @@ func (l Log) Acting(pod *corev1.Pod, effect lifecycle.Effect) {
 	default:
 		return
 	}
-	l.write(e.Type, e.Message, l.fields(pod, e))
+	l.write(pod, e)
 }
 
 func (l Log) fields(pod *corev1.Pod, e Event) []zap.Field {
@@ -71,12 +72,17 @@ func (l Log) fields(pod *corev1.Pod, e Event) []zap.Field {
 	return fields
 }
 
-func (l Log) write(typ, msg string, fields []zap.Field) {
-	if typ == corev1.EventTypeWarning {
-		l.log.Warn(msg, fields...)
-		return
+// write logs e with the pod's fields and extra: a Warning event at warn
+// level, a Normal one at info. The fields are made only when the line is
+// written.
+func (l Log) write(pod *corev1.Pod, e Event, extra ...zap.Field) {
+	lvl := zapcore.InfoLevel
+	if e.Type == corev1.EventTypeWarning {
+		lvl = zapcore.WarnLevel
 	}
-	l.log.Info(msg, fields...)
+	if ce := l.log.Check(lvl, e.Message); ce != nil {
+		ce.Write(append(l.fields(pod, e), extra...)...)
+	}
 }
 
 var _ actors.ProbeSink = Log{}
@@ -85,7 +91,10 @@ var _ actors.ProbeSink = Log{}
 // level (the kubelet logs them at V(1)); the thresholded changes are
 // logged when journaled.
 func (l Log) Probed(pod *corev1.Pod, p actors.Probed) {
-	if e, ok := ProbeEvent(p); ok && pod != nil {
+	if pod == nil || !l.log.Core().Enabled(zapcore.DebugLevel) {
+		return
+	}
+	if e, ok := ProbeEvent(p); ok {
 		l.log.Debug(e.Message, l.fields(pod, e)...)
 	}
 }
@@ -103,5 +112,5 @@ func (l Log) probeChanged(pod *corev1.Pod, p *pb.ProbeChanged) {
 			e.Message += "; the container will be restarted"
 		}
 	}
-	l.write(e.Type, e.Message, l.fields(pod, e))
+	l.write(pod, e)
 }

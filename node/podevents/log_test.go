@@ -81,3 +81,25 @@ func TestLogProbes(t *testing.T) {
 		t.Fatalf("lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestLogBelowItsLevel: with logging off, events are neither translated
+// nor given fields; under warn level, a warning still gets through.
+func TestLogBelowItsLevel(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"}}
+	pulled := []*pb.Envelope{env(&pb.Event{Kind: &pb.Event_ImagePulled{ImagePulled: &pb.ImagePulled{Container: "app", Image: "example.com/app:1"}}})}
+	off := podevents.NewLog(zap.NewNop())
+	if n := testing.AllocsPerRun(50, func() {
+		off.Acting(pod, lifecycle.PullImage{Container: "app", Image: "example.com/app:1"})
+		off.Recorded(pod, pulled)
+		off.Probed(pod, actors.Probed{})
+	}); n != 0 {
+		t.Errorf("%v allocations with logging off, want 0", n)
+	}
+	core, logs := observer.New(zapcore.WarnLevel)
+	l := podevents.NewLog(zap.New(core))
+	l.Acting(pod, lifecycle.PullImage{Container: "app", Image: "example.com/app:1"})
+	l.Recorded(pod, append(pulled, env(&pb.Event{Kind: &pb.Event_SandboxFailed{SandboxFailed: &pb.SandboxFailed{Message: "no"}}})))
+	if got := logs.AllUntimed(); len(got) != 1 || got[0].Level != zapcore.WarnLevel || got[0].ContextMap()["pod"] != "default/web" {
+		t.Errorf("lines %v, want the warning alone, with the pod", got)
+	}
+}
