@@ -46,7 +46,8 @@ func NewShared(client kubernetes.Interface, resync time.Duration) (*Shared, erro
 	}
 	selector := fields.OneTermNotEqualSelector("spec.nodeName", "").String()
 	f := informers.NewSharedInformerFactoryWithOptions(client, resync,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }),
+		informers.WithTransform(dropManagedFields))
 	pods := f.Core().V1().Pods()
 	inf := pods.Informer()
 	if err := inf.AddIndexers(cache.Indexers{nodeNameIndex: func(obj any) ([]string, error) {

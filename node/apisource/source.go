@@ -82,7 +82,8 @@ func New(opts Options) (*Source, error) {
 	}
 	selector := fields.OneTermEqualSelector("spec.nodeName", opts.NodeName).String()
 	f := informers.NewSharedInformerFactoryWithOptions(opts.Client, opts.ResyncPeriod,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }),
+		informers.WithTransform(dropManagedFields))
 	pods := f.Core().V1().Pods()
 	return newSource(opts, &ownFeed{factory: f, informer: pods.Informer(), podLister: pods.Lister()}), nil
 }
