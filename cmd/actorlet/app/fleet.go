@@ -371,12 +371,14 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 	actorLog, actorsStopping := actorLogging(log)
 	system := actor.NewActorSystem(actorLog)
 	defer system.Shutdown()
-	defer actorsStopping()
 
 	started := time.Now()
 	parts := fleetParts{clients: clients, shared: shared, actors: system, capacity: capacity, journal: jo, log: log}
 	nodes, err := startFleetNodes(ctx, ncs, parts)
-	defer stopFleetNodes(nodes, f.shutdownGrace, log)
+	defer func() {
+		actorsStopping() // the stopping actors' dead letters are not news
+		stopFleetNodes(nodes, f.shutdownGrace, log)
+	}()
 	if err != nil {
 		return err
 	}
