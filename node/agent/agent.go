@@ -275,10 +275,13 @@ func (a *Agent) start(ctx context.Context) error {
 	} else {
 		a.system, a.ownSystem = newActorSystem(cfg.actorOptions...), true
 	}
-	a.sup, err = a.system.Root.SpawnNamed(actors.NewSupervisorProps(runCtx, *deps, loader(j), rec), names+"supervisor")
+	// On a name taken (another node of this name in a shared system),
+	// protoactor returns that actor's PID: it is not ours to stop.
+	sup, err := a.system.Root.SpawnNamed(actors.NewSupervisorProps(runCtx, *deps, loader(j), rec), names+"supervisor")
 	if err != nil {
 		return fail(fmt.Errorf("start supervisor: %w", err))
 	}
+	a.sup = sup
 	// The supervisor's Started handler spawned every recovered pod once
 	// this answers.
 	if _, err := a.system.Root.RequestFuture(a.sup, &actors.ActivePods{}, time.Minute).Result(); err != nil {
@@ -321,9 +324,11 @@ func (a *Agent) start(ctx context.Context) error {
 		if a.eviction != nil {
 			nc.Pressure = a.eviction.Conditions
 		}
-		if a.nodeActor, err = a.system.Root.SpawnNamed(nodeactor.Props(nc), names+"node"); err != nil {
+		pid, err := a.system.Root.SpawnNamed(nodeactor.Props(nc), names+"node")
+		if err != nil {
 			return fail(fmt.Errorf("start node actor: %w", err))
 		}
+		a.nodeActor = pid
 	}
 	a.recovery = time.Since(start)
 	log.Info("recovered", zap.Duration("took", a.recovery), zap.Int("journaled", len(rec.States)), zap.Int("runtime", len(rec.Views)))

@@ -119,3 +119,31 @@ func TestNodesShareAnActorSystem(t *testing.T) {
 		return ph == corev1.PodRunning, fmt.Sprint(ph)
 	})
 }
+
+// TestSharedActorSystemRefusesANameTwice: a second node of the same name in
+// a shared actor system does not start, and stops nothing of the first.
+func TestSharedActorSystemRefusesANameTwice(t *testing.T) {
+	system := actor.NewActorSystem()
+	defer system.Shutdown()
+	e := newEnv(t)
+	first, err := agent.Start(context.Background(), append(e.options(lifecycle.DefaultConfig(), nil),
+		agent.WithNodeName("same"), agent.WithActorSystem(system))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Stop(context.Background())
+	e2 := newEnv(t)
+	if second, err := agent.Start(context.Background(), append(e2.options(lifecycle.DefaultConfig(), nil),
+		agent.WithNodeName("same"), agent.WithActorSystem(system))...); err == nil {
+		second.Stop(context.Background())
+		t.Fatal("a second node named \"same\" started in the shared system")
+	}
+	if _, ok := system.ProcessRegistry.GetLocal("same/supervisor"); !ok {
+		t.Fatal("the first node's Supervisor was stopped by the second's failed start")
+	}
+	first.SetPods("test", []*corev1.Pod{pod("web", corev1.RestartPolicyAlways)})
+	waitFor(t, "web Running on the first node", func() (bool, string) {
+		ph, _ := phaseOf(first, "uid-web")
+		return ph == corev1.PodRunning, fmt.Sprint(ph)
+	})
+}
