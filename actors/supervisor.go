@@ -149,6 +149,9 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		s.cancel()
 	case *actor.Terminated:
 		dropStoppedChildren(ctx) // a finished PodActor and its state
+		if s.stopping {
+			return // its children stop with it
+		}
 		// Decided behind the user messages already queued: a PodActor that
 		// finished sent podRemoved before it stopped, but protoactor
 		// delivers Terminated, a system message, ahead of them.
