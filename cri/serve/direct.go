@@ -34,8 +34,10 @@ type DirectOptions struct {
 // call; InProcess remains for what needs a real gRPC connection (dial
 // options, a server's own options).
 //
-// What holds, as over a socket: requests and replies are deep copies
-// (proto.Clone), so client and runtime share no message; each call runs
+// What holds, as over a socket: requests and replies are copies (merged
+// into fresh messages by proto.Merge, which copies every message, list,
+// map and bytes field and shares only the immutable strings), so client
+// and runtime share no message; each call runs
 // in a goroutine of its own and sees the caller's deadline, cancellation
 // and outgoing metadata (not its other context values); errors keep their
 // gRPC status; streams (GetContainerEvents) are served.
