@@ -1,9 +1,6 @@
 package serve
 
 import (
-	"context"
-	"sync"
-
 	"github.com/fullstorydev/grpchan"
 	"github.com/fullstorydev/grpchan/inprocgrpc"
 	"google.golang.org/grpc"
@@ -49,9 +46,9 @@ func Direct(rt Runtime, o DirectOptions) (conn grpc.ClientConnInterface, stop fu
 	if o.ClientStats != nil {
 		ch.WithClientStatsHandler(o.ClientStats)
 	}
-	l := newLife()
+	l := newLife(errDirectStopped)
 	reg := grpchan.WithStreamInterceptors(grpchan.WithUnaryInterceptors(ch, append([]grpc.UnaryServerInterceptor{l.unary}, o.Unary...)...),
-		append([]grpc.StreamServerInterceptor{l.stream}, o.Stream...)...)
+		append([]grpc.StreamServerInterceptor{l.stream, sendEmptyHeaders}, o.Stream...)...)
 	runtimeapi.RegisterRuntimeServiceServer(reg, rt)
 	runtimeapi.RegisterImageServiceServer(reg, rt)
 	return ch, l.end
@@ -77,51 +74,12 @@ func copyMessage(out, in any) error {
 	return nil
 }
 
-// life binds the calls of a Direct connection to the connection's life:
-// a call sees its context canceled when the connection stops.
-type life struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	once   sync.Once
-}
+// errDirectStopped answers calls made after a Direct connection's stop.
+var errDirectStopped = status.Error(codes.Unavailable, "in-process CRI connection is closed")
 
-func newLife() *life {
-	l := &life{}
-	l.ctx, l.cancel = context.WithCancel(context.Background())
-	return l
-}
-
-func (l *life) end() { l.once.Do(l.cancel) }
-
-// errStopped answers calls made after stop.
-var errStopped = status.Error(codes.Unavailable, "in-process CRI connection is closed")
-
-// bind returns a child of ctx that is also canceled at stop.
-func (l *life) bind(ctx context.Context) (context.Context, context.CancelFunc, error) {
-	if l.ctx.Err() != nil {
-		return nil, nil, errStopped
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	unhook := context.AfterFunc(l.ctx, cancel)
-	return ctx, func() { unhook(); cancel() }, nil
-}
-
-func (l *life) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	ctx, done, err := l.bind(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return h(ctx, req)
-}
-
-func (l *life) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	ctx, done, err := l.bind(ss.Context())
-	if err != nil {
-		return err
-	}
-	defer done()
-	return h(srv, headerStream{&boundStream{ServerStream: ss, ctx: ctx}})
+// sendEmptyHeaders gives a stream's handler a headerStream.
+func sendEmptyHeaders(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	return h(srv, headerStream{ss})
 }
 
 // headerStream sends the headers a server sends, even empty ones: over

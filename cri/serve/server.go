@@ -23,8 +23,7 @@ const gracePeriod = 5 * time.Second
 // before Start.
 type Server struct {
 	grpc     *grpc.Server
-	ctx      context.Context // canceled at shutdown
-	cancel   context.CancelFunc
+	life     *life         // ended at shutdown (gRPC then refuses new calls itself)
 	served   chan struct{} // closed when grpc.Serve returned
 	serveErr error         // what it returned; read after served
 	stopOnce sync.Once
@@ -34,13 +33,12 @@ type Server struct {
 // (after its own, which binds each call to the server's life), with
 // MaxMsgSize both ways, plus opts.
 func NewServer(unary []grpc.UnaryServerInterceptor, stream []grpc.StreamServerInterceptor, opts ...grpc.ServerOption) *Server {
-	s := &Server{served: make(chan struct{})}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s := &Server{served: make(chan struct{}), life: newLife(nil)}
 	opts = append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxMsgSize),
 		grpc.MaxSendMsgSize(MaxMsgSize),
-		grpc.ChainUnaryInterceptor(append([]grpc.UnaryServerInterceptor{s.unary}, unary...)...),
-		grpc.ChainStreamInterceptor(append([]grpc.StreamServerInterceptor{s.stream}, stream...)...),
+		grpc.ChainUnaryInterceptor(append([]grpc.UnaryServerInterceptor{s.life.unary}, unary...)...),
+		grpc.ChainStreamInterceptor(append([]grpc.StreamServerInterceptor{s.life.stream}, stream...)...),
 	}, opts...)
 	s.grpc = grpc.NewServer(opts...)
 	return s
@@ -77,38 +75,12 @@ func (s *Server) Run(ctx context.Context, listen string) error {
 	}
 }
 
-// bind returns a child of ctx that is also canceled at shutdown.
-func (s *Server) bind(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	unhook := context.AfterFunc(s.ctx, cancel)
-	return ctx, func() { unhook(); cancel() }
-}
-
-func (s *Server) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	ctx, done := s.bind(ctx)
-	defer done()
-	return h(ctx, req)
-}
-
-func (s *Server) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	ctx, done := s.bind(ss.Context())
-	defer done()
-	return h(srv, &boundStream{ServerStream: ss, ctx: ctx})
-}
-
-type boundStream struct {
-	grpc.ServerStream
-	ctx context.Context
-}
-
-func (b *boundStream) Context() context.Context { return b.ctx }
-
 // Shutdown ends all calls and streams and stops the server; idempotent.
 // It returns after the serving goroutine has ended (Start must have been
 // called).
 func (s *Server) Shutdown() {
 	s.stopOnce.Do(func() {
-		s.cancel()
+		s.life.end()
 		done := make(chan struct{})
 		go func() {
 			s.grpc.GracefulStop()
