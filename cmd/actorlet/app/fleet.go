@@ -520,7 +520,6 @@ func stopFleetNodes(nodes []*fleetNode, grace time.Duration, log *zap.Logger) {
 	}
 	started := time.Now()
 	for _, n := range nodes {
-		n.built.actorsStopping()
 		n.stop()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
