@@ -19,6 +19,9 @@ import (
 )
 
 // SourceSnapshot is the whole desired set of one pod source (level-triggered).
+// Its pods are read only, to the source too once handed on: a source may
+// hand an unchanged pod on again as the same *Pod, which the Supervisor
+// takes as unchanged without looking into it.
 type SourceSnapshot struct {
 	Source string
 	Pods   []*corev1.Pod
@@ -311,6 +314,12 @@ func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {
 	next := map[string]desiredPod{}
 	for _, pod := range m.Pods {
 		uid := string(pod.UID)
+		if old, ok := prev[uid]; ok && old.pod == pod {
+			// The same copy as in the source's last set (apisource hands an
+			// unchanged pod on as the same copy): not encoded again.
+			next[uid] = old
+			continue
+		}
 		msg, digest := desiredMsg(pod, m.Source)
 		next[uid] = desiredPod{pod: pod, digest: digest}
 		if old, ok := prev[uid]; ok && old.digest == digest {

@@ -45,11 +45,13 @@ func NewShared(client kubernetes.Interface, resync time.Duration) (*Shared, erro
 		return nil, fmt.Errorf("apisource: a client is required")
 	}
 	selector := fields.OneTermNotEqualSelector("spec.nodeName", "").String()
+	t := &cacheTransform{}
 	f := informers.NewSharedInformerFactoryWithOptions(client, resync,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }),
-		informers.WithTransform(dropManagedFields))
+		informers.WithTransform(t.transform))
 	pods := f.Core().V1().Pods()
 	inf := pods.Informer()
+	t.store = inf.GetStore()
 	if err := inf.AddIndexers(cache.Indexers{nodeNameIndex: func(obj any) ([]string, error) {
 		p, ok := obj.(*corev1.Pod)
 		if !ok {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -59,7 +61,13 @@ type Source struct {
 	opts    Options
 	feed    feed
 	running atomic.Bool
+	// handed is the copy last handed on of each pod in the cache, by
+	// UID, with the cached version it was made from; Run's goroutine only.
+	handed map[types.UID]handedPod
 }
+
+// handedPod is a copy handed on and the cached pod it was made from.
+type handedPod struct{ cached, out *corev1.Pod }
 
 // feed is where a Source reads its node's pods: an informer of its own
 // (New) or one shared by many nodes (Shared.Source).
@@ -81,11 +89,14 @@ func New(opts Options) (*Source, error) {
 		return nil, fmt.Errorf("apisource: a client and a node name are required")
 	}
 	selector := fields.OneTermEqualSelector("spec.nodeName", opts.NodeName).String()
+	t := &cacheTransform{}
 	f := informers.NewSharedInformerFactoryWithOptions(opts.Client, opts.ResyncPeriod,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }),
-		informers.WithTransform(dropManagedFields))
+		informers.WithTransform(t.transform))
 	pods := f.Core().V1().Pods()
-	return newSource(opts, &ownFeed{factory: f, informer: pods.Informer(), podLister: pods.Lister()}), nil
+	inf := pods.Informer()
+	t.store = inf.GetStore()
+	return newSource(opts, &ownFeed{factory: f, informer: inf, podLister: pods.Lister()}), nil
 }
 
 func newSource(opts Options, f feed) *Source {
@@ -171,7 +182,7 @@ func (s *Source) Run(ctx context.Context, sink func([]*corev1.Pod)) error {
 	var last []*corev1.Pod
 	deliver := func() {
 		set := s.set()
-		if slices.EqualFunc(set, last, samePod) {
+		if slices.Equal(set, last) || slices.EqualFunc(set, last, samePod) {
 			return
 		}
 		last = set
@@ -198,7 +209,8 @@ func (s *Source) Run(ctx context.Context, sink func([]*corev1.Pod)) error {
 }
 
 // set is the node's non-mirror pods from the cache, as copies for the
-// Supervisor, oldest first.
+// Supervisor, oldest first. A pod whose cached version is the one its last
+// copy was made from is handed on as that same copy.
 func (s *Source) set() []*corev1.Pod {
 	all, err := s.feed.pods(s.opts.NodeName)
 	if err != nil {
@@ -206,12 +218,19 @@ func (s *Source) set() []*corev1.Pod {
 		return nil
 	}
 	out := make([]*corev1.Pod, 0, len(all))
+	handed := make(map[types.UID]handedPod, len(all))
 	for _, p := range all {
 		if IsMirror(p) {
 			continue
 		}
-		out = append(out, desired(p))
+		h, ok := s.handed[p.UID]
+		if !ok || h.cached != p {
+			h = handedPod{cached: p, out: desired(p)}
+		}
+		handed[p.UID] = h
+		out = append(out, h.out)
 	}
+	s.handed = handed
 	slices.SortFunc(out, func(a, b *corev1.Pod) int {
 		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
 			return c
@@ -227,14 +246,16 @@ func IsMirror(pod *corev1.Pod) bool {
 	return ok
 }
 
-// desired is the part of an API pod the node acts on.
+// desired is the part of an API pod the node acts on: a copy without the
+// status, resourceVersion and managed fields, annotated with the config
+// source. It shares the cached pod's spec and metadata values (the
+// annotations excepted) and so is read only, as the cache is.
 func desired(p *corev1.Pod) *corev1.Pod {
-	out := &corev1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: *p.ObjectMeta.DeepCopy(), Spec: *p.Spec.DeepCopy()}
+	out := &corev1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta, Spec: p.Spec}
 	out.ResourceVersion = ""
 	out.ManagedFields = nil
-	if out.Annotations == nil {
-		out.Annotations = map[string]string{}
-	}
+	out.Annotations = make(map[string]string, len(p.Annotations)+1)
+	maps.Copy(out.Annotations, p.Annotations)
 	out.Annotations[AnnotationConfigSource] = SourceName
 	return out
 }

@@ -24,7 +24,8 @@ func pod(name string, created time.Time, annotations map[string]string) *corev1.
 // TestSourceDeliversWholeSets: the first set comes once synced; sets hold
 // the node's pods oldest first, without status or resourceVersion, marked
 // config.source=api, mirror pods left out (reported to OnMirror); a change
-// delivers a new whole set; a second Run is refused.
+// delivers a new whole set, in which an unchanged pod is the same copy; a
+// second Run is refused.
 func TestSourceDeliversWholeSets(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	newer, older := pod("newer", t0.Add(time.Minute), nil), pod("older", t0, nil)
@@ -70,6 +71,9 @@ func TestSourceDeliversWholeSets(t *testing.T) {
 	second := next(t, sets)
 	if len(second) != 3 || second[2].Name != "third" {
 		t.Fatalf("second set %v", names(second))
+	}
+	if second[1] != first[1] {
+		t.Errorf("pod newer did not change, yet was handed on as a new copy")
 	}
 	select {
 	case extra := <-sets:

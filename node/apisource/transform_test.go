@@ -2,12 +2,14 @@ package apisource
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 )
 
 // TestSharedCacheDropsManagedFields: the shared informer's cache keeps
@@ -36,5 +38,59 @@ func TestSharedCacheDropsManagedFields(t *testing.T) {
 	}
 	if cached.ManagedFields != nil {
 		t.Errorf("the cache kept pod a1's managedFields: %v", cached.ManagedFields)
+	}
+}
+
+// TestCacheTransformSharesUnchangedValues: a new version of a cached pod
+// takes the cached version's spec, labels and owner references where they
+// are equal, and keeps its own where they changed; a pod of another UID
+// under the same name shares nothing.
+func TestCacheTransformSharesUnchangedValues(t *testing.T) {
+	cached := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a1", Namespace: "default", UID: "uid-a1", ResourceVersion: "1",
+		Labels:          map[string]string{"app": "a"},
+		OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs", UID: "uid-rs"}}},
+		Spec: corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{{Name: "c", Image: "img:1"}}}}
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	if err := store.Add(cached); err != nil {
+		t.Fatal(err)
+	}
+	tr := &cacheTransform{store: store}
+	transform := func(p *corev1.Pod) *corev1.Pod {
+		t.Helper()
+		out, err := tr.transform(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.(*corev1.Pod)
+	}
+	sameMap := func(a, b map[string]string) bool {
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
+
+	statusOnly := cached.DeepCopy()
+	statusOnly.ResourceVersion, statusOnly.Status.Phase = "2", corev1.PodRunning
+	got := transform(statusOnly)
+	if &got.Spec.Containers[0] != &cached.Spec.Containers[0] || !sameMap(got.Labels, cached.Labels) || &got.OwnerReferences[0] != &cached.OwnerReferences[0] {
+		t.Errorf("a status-only version does not share the cached spec, labels and owner references")
+	}
+	if got.Status.Phase != corev1.PodRunning || got.ResourceVersion != "2" {
+		t.Errorf("the new version lost its own status or resourceVersion: %q %q", got.Status.Phase, got.ResourceVersion)
+	}
+
+	newImage := cached.DeepCopy()
+	newImage.Spec.Containers[0].Image = "img:2"
+	got = transform(newImage)
+	if got.Spec.Containers[0].Image != "img:2" || &got.Spec.Containers[0] == &cached.Spec.Containers[0] {
+		t.Errorf("a changed spec was replaced by the cached one")
+	}
+	if !sameMap(got.Labels, cached.Labels) {
+		t.Errorf("the unchanged labels of a version with a new spec are not shared")
+	}
+
+	recreated := cached.DeepCopy()
+	recreated.UID = "uid-a1-again"
+	got = transform(recreated)
+	if &got.Spec.Containers[0] == &cached.Spec.Containers[0] || sameMap(got.Labels, cached.Labels) {
+		t.Errorf("a pod of another UID shares the cached pod's values")
 	}
 }
