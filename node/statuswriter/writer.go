@@ -71,12 +71,14 @@ type Writer struct {
 type entry struct {
 	seq     uint64
 	pod     *corev1.Pod       // as accepted; shared, never changed
-	status  *corev1.PodStatus // the Writer's copy
+	status  *corev1.PodStatus // shared with the other status sinks, never changed (merge copies it)
 	removed bool
 	// written is the seq last written (or found already on the server).
 	written uint64
-	// server is the API object as the last write returned it (nil: read
-	// it from the cache or the API first).
+	// server is the API object as the last write returned it, as much of
+	// it as the next write reads (see kept), or the cache's object once the
+	// cache holds that version (nil: read it from the cache or the API
+	// first).
 	server *corev1.Pod
 }
 
@@ -134,7 +136,7 @@ func (w *Writer) PodStatus(u actors.PodUpdate) {
 		e.pod = u.Pod
 	}
 	if u.Status != nil {
-		e.status = u.Status.DeepCopy()
+		e.status = u.Status // read only: see actors.StatusSinks
 	}
 	w.mu.Unlock()
 	w.queue.Add(u.UID)
@@ -250,7 +252,11 @@ func (w *Writer) sync(ctx context.Context, uid string) error {
 	}
 	if v.written >= v.seq && v.server != nil {
 		cached, err := w.opts.Pods.Pods(v.pod.Namespace).Get(v.pod.Name)
-		if err != nil || !changedSince(v.server, cached) {
+		if err != nil {
+			return nil
+		}
+		if !changedSince(v.server, cached) {
+			w.caughtUp(uid, v.server, cached)
 			return nil
 		}
 		// Someone else wrote the object since (the node lifecycle
@@ -334,6 +340,34 @@ func (w *Writer) writeStatus(ctx context.Context, v view, uid types.UID) error {
 	case err != nil:
 		return fmt.Errorf("patch status of pod %s/%s: %w", cur.Namespace, cur.Name, err)
 	}
-	w.wrote(v.uid, v.seq, got)
+	w.wrote(v.uid, v.seq, kept(got))
 	return nil
+}
+
+// kept is what the Writer keeps of the object a status write returned:
+// what the next write and the change check read (name, namespace, UID,
+// resourceVersion, readiness gates, status). Not the spec, the rest of the
+// metadata or the managed fields, which are most of a pod object's memory,
+// held for every pod of the node. The response is the Writer's own, so
+// nothing is copied.
+func kept(p *corev1.Pod) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion},
+		Spec:       corev1.PodSpec{ReadinessGates: p.Spec.ReadinessGates},
+		Status:     p.Status,
+	}
+}
+
+// caughtUp keeps the cache's object instead of what the last write
+// returned, once the cache holds that version (same UID and
+// resourceVersion): the cache holds it anyway.
+func (w *Writer) caughtUp(uid string, server, cached *corev1.Pod) {
+	if cached == nil || cached == server || cached.UID != server.UID || cached.ResourceVersion != server.ResourceVersion {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if e := w.pods[uid]; e != nil && e.server == server {
+		e.server = cached
+	}
 }
