@@ -38,6 +38,7 @@ type config struct {
 	qps, inflight           int
 	fleetAddress, kwokAddr  string
 	fleetArgs               string
+	fleetMemLimit           string
 }
 
 func parseFlags() *config {
@@ -65,6 +66,7 @@ func parseFlags() *config {
 	flag.StringVar(&c.fleetAddress, "fleet-status-address", "127.0.0.1:31000", "actorlet fleet's --status-address")
 	flag.StringVar(&c.kwokAddr, "kwok-server-address", "127.0.0.1:31001", "kwok's --server-address")
 	flag.StringVar(&c.fleetArgs, "fleet-args", "", "more flags of actorlet fleet, space-separated")
+	flag.StringVar(&c.fleetMemLimit, "fleet-gomemlimit", "", "the fleet process's GOMEMLIMIT (e.g. 1800MiB; default none)")
 	flag.Parse()
 	c.sides = strings.Split(sides, ",")
 	return c
@@ -114,6 +116,9 @@ func main() {
 	}
 	text := fmt.Sprintf("benchfleet %s, commit %s: %d nodes, %d pods, steady %s, faulty %d pods held %s; control plane QPS %d, apiserver inflight %d\n\n%s",
 		started.Format("2006-01-02 15:04 UTC"), commit(), c.nodes, c.pods, c.steady, c.faultyPods, c.faultySteady, c.qps, c.inflight, markdownTable(rows))
+	if c.fleetMemLimit != "" {
+		text += "\nactorlet fleet ran with GOMEMLIMIT=" + c.fleetMemLimit + "\n"
+	}
 	for _, n := range notes {
 		text += "\n" + n + "\n"
 	}
@@ -226,7 +231,7 @@ func (s *side) startNodes(ctx context.Context, cp controlPlane, prefix string) e
 	switch s.name {
 	case "kwok":
 		stages := filepath.Join(filepath.Dir(c.kwok), "stages.yaml")
-		s.proc, err = startNodeProc("kwok", c.out, c.kwok, kwokArgs(cp.adminKubeconfig(), stages, c.kwokAddr)...)
+		s.proc, err = startNodeProc("kwok", c.out, c.kwok, nil, kwokArgs(cp.adminKubeconfig(), stages, c.kwokAddr)...)
 		if err != nil {
 			return err
 		}
@@ -242,7 +247,11 @@ func (s *side) startNodes(ctx context.Context, cp controlPlane, prefix string) e
 			"--cpu=" + nodeCPU, "--memory=" + nodeMemory, fmt.Sprintf("--max-pods=%d", maxPods),
 			"--status-address=" + c.fleetAddress, "--log-level=warn"}
 		args = append(args, strings.Fields(c.fleetArgs)...)
-		s.proc, err = startNodeProc("actorlet-fleet", c.out, c.actorlet, args...)
+		var env []string
+		if c.fleetMemLimit != "" {
+			env = []string{"GOMEMLIMIT=" + c.fleetMemLimit}
+		}
+		s.proc, err = startNodeProc("actorlet-fleet", c.out, c.actorlet, env, args...)
 		return err
 	default:
 		return fmt.Errorf("unknown side %q (kwok, actorlet)", s.name)

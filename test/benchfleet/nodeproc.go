@@ -22,8 +22,9 @@ type nodeProc struct {
 	err  error // set before done closes
 }
 
-// startNodeProc starts bin with args, its output in logDir/<name>.log.
-func startNodeProc(name, logDir, bin string, args ...string) (*nodeProc, error) {
+// startNodeProc starts bin with args, its output in logDir/<name>.log, in
+// this process's environment plus env.
+func startNodeProc(name, logDir, bin string, env []string, args ...string) (*nodeProc, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("log directory %s: %w", logDir, err)
 	}
@@ -34,6 +35,9 @@ func startNodeProc(name, logDir, bin string, args ...string) (*nodeProc, error) 
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("start %s (%s): %w", name, bin, err)

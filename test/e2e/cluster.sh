@@ -34,7 +34,8 @@
 # ACTORLET_CONTROL_PLANE_QPS: the scheduler's and the controller-manager's --kube-api-qps (and
 # --kube-api-burst, twice that); default theirs (50 and 20). ACTORLET_APISERVER_MAX_REQUESTS_INFLIGHT:
 # the apiserver's --max-requests-inflight (and --max-mutating-requests-inflight, half that); default
-# theirs (400 and 200). make bench-fleet raises both.
+# theirs (400 and 200). make bench-fleet raises both. ACTORLET_ETCD_QUOTA_BYTES: etcd's
+# --quota-backend-bytes (default etcd's, 2 GiB; a fleet of 100,000 pods needs more).
 # Tokens: admin (system:masters), system:kube-scheduler, system:kube-controller-manager and one
 # node identity per name in ACTORLET_CLUSTER_NODES (default "node-1 node-2"), each
 # system:node:<name> in system:nodes.
@@ -59,6 +60,7 @@ SCHEDULER_PORT=${ACTORLET_SCHEDULER_PORT:-10259}
 CONTROLLER_MANAGER_PORT=${ACTORLET_CONTROLLER_MANAGER_PORT:-10257}
 CONTROL_PLANE_QPS=${ACTORLET_CONTROL_PLANE_QPS:-}
 APISERVER_INFLIGHT=${ACTORLET_APISERVER_MAX_REQUESTS_INFLIGHT:-}
+ETCD_QUOTA=${ACTORLET_ETCD_QUOTA_BYTES:-}
 # Workloads, garbage collection, namespaces, node lifecycle (the NotReady and
 # unreachable taints) and eviction by those taints; no cloud, volume, service
 # or certificate controllers.
@@ -332,6 +334,7 @@ up() {
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster "test=http://127.0.0.1:$ETCD_PEER_PORT" --unsafe-no-fsync --log-level warn \
+    ${ETCD_QUOTA:+--quota-backend-bytes "$ETCD_QUOTA"} \
     >"$PREFIX/logs/etcd.log" 2>&1 &
   echo $! >"$PREFIX/etcd.pid"
   wait_for etcd 30 curl -fs "http://127.0.0.1:$ETCD_PORT/health"
