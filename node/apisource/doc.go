@@ -16,8 +16,8 @@
 //     a pod look changed; the copy is annotated
 //     kubernetes.io/config.source=api, as the kubelet does. A copy shares
 //     the cache's spec and metadata values and is read only; a pod whose
-//     cached version did not change since the last set is handed on as
-//     the same copy.
+//     desired part did not change since the last set is handed on as the
+//     same copy.
 //   - Mirror pods (the API's copies of static pods) are left out of the
 //     sets; Lister still shows them.
 package apisource

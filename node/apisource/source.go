@@ -209,8 +209,8 @@ func (s *Source) Run(ctx context.Context, sink func([]*corev1.Pod)) error {
 }
 
 // set is the node's non-mirror pods from the cache, as copies for the
-// Supervisor, oldest first. A pod whose cached version is the one its last
-// copy was made from is handed on as that same copy.
+// Supervisor, oldest first. A pod whose desired part did not change since
+// its last copy was made is handed on as that same copy.
 func (s *Source) set() []*corev1.Pod {
 	all, err := s.feed.pods(s.opts.NodeName)
 	if err != nil {
@@ -224,8 +224,14 @@ func (s *Source) set() []*corev1.Pod {
 			continue
 		}
 		h, ok := s.handed[p.UID]
-		if !ok || h.cached != p {
+		switch {
+		case !ok || (h.cached != p && !sameDesired(h.cached, p)):
 			h = handedPod{cached: p, out: desired(p)}
+		case h.cached != p:
+			// A new version with the same desired part (a status write):
+			// the copy handed on stays, sharing its values with the new
+			// version (see cacheTransform).
+			h.cached = p
 		}
 		handed[p.UID] = h
 		out = append(out, h.out)

@@ -75,10 +75,26 @@ func TestSourceDeliversWholeSets(t *testing.T) {
 	if second[1] != first[1] {
 		t.Errorf("pod newer did not change, yet was handed on as a new copy")
 	}
+	if second[0] != first[0] {
+		t.Errorf("only pod older's status changed, yet it was handed on as a new copy")
+	}
 	select {
 	case extra := <-sets:
 		t.Fatalf("a set for a status change: %v", names(extra))
 	default:
+	}
+	// A change of the metadata is news: the pod comes as a new copy.
+	relabeled := newer.DeepCopy()
+	relabeled.Labels = map[string]string{"tier": "web"}
+	if _, err := client.CoreV1().Pods("default").Update(ctx, relabeled, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	third := next(t, sets)
+	if len(third) != 3 || third[1] == second[1] || third[1].Labels["tier"] != "web" {
+		t.Fatalf("after pod newer's new label, the set holds %+v", third[1].ObjectMeta)
+	}
+	if third[0] != second[0] {
+		t.Errorf("pod older did not change, yet was handed on as a new copy")
 	}
 }
 
