@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,16 +18,10 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/transport"
 
 	"github.com/actorlet/actorlet/journal"
-	"github.com/actorlet/actorlet/node/certs"
 	"github.com/actorlet/actorlet/node/kubeletconfig"
 )
 
@@ -240,90 +233,6 @@ func memoryRoot() (string, error) {
 		return "", fmt.Errorf("--journal memory needs /dev/shm on tmpfs: %v", err)
 	}
 	return os.MkdirTemp("/dev/shm", "actorlet-fleet-")
-}
-
-// nodeIdentity is what a fleet node acts as: system:node:<name> in
-// system:nodes, as a kubelet's client certificate says.
-func nodeIdentity(name string) transport.ImpersonationConfig {
-	return transport.ImpersonationConfig{UserName: "system:node:" + name, Groups: []string{"system:nodes", "system:authenticated"}}
-}
-
-// fleetClients are the API clients of a fleet: one HTTP client (one
-// connection pool, HTTP/2) of the kubeconfig's identity, which reads the
-// shared informers; each node's clients wrap its transport to impersonate
-// the node.
-type fleetClients struct {
-	base   *rest.Config
-	http   *http.Client
-	shared kubernetes.Interface
-}
-
-func newFleetClients(kubeconfig string) (*fleetClients, error) {
-	base, err := certs.LoadKubeconfig(kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
-	}
-	if base.Impersonate.UserName != "" {
-		return nil, fmt.Errorf("--kubeconfig %s impersonates %q already; the fleet impersonates each node itself", kubeconfig, base.Impersonate.UserName)
-	}
-	base.UserAgent = "actorlet-fleet/" + Version
-	base.QPS, base.Burst = 50, 100
-	hc, err := rest.HTTPClientFor(base)
-	if err != nil {
-		return nil, fmt.Errorf("API client: %w", err)
-	}
-	shared, err := kubernetes.NewForConfigAndClient(base, hc)
-	if err != nil {
-		return nil, fmt.Errorf("API client: %w", err)
-	}
-	return &fleetClients{base: base, http: hc, shared: shared}, nil
-}
-
-// nodeClients are a fleet node's API clients, all acting as
-// system:node:<name> over the fleet's one connection pool, each with its
-// own rate limits as actorlet run's: kube (kubeAPIQPS, kubeAPIBurst),
-// events (eventRecordQPS, eventBurst) and heartbeat (the Node's status and
-// Lease: none, heartbeatConfig).
-type nodeClients struct {
-	kube, events, heartbeat kubernetes.Interface
-}
-
-// forNode are the clients of the node nc.
-func (c *fleetClients) forNode(nc *nodeConfig) (nodeClients, error) {
-	rt := transport.NewImpersonatingRoundTripper(nodeIdentity(nc.nodeName), c.http.Transport)
-	hc := &http.Client{Transport: rt, Timeout: c.http.Timeout}
-	cfg := rest.CopyConfig(c.base)
-	apiLimits(cfg, nc.kc)
-	var out nodeClients
-	var err error
-	if out.kube, err = kubernetes.NewForConfigAndClient(cfg, hc); err != nil {
-		return nodeClients{}, err
-	}
-	if out.events, err = kubernetes.NewForConfigAndClient(eventConfig(cfg, nc.kc), hc); err != nil {
-		return nodeClients{}, err
-	}
-	hb := heartbeatConfig(cfg, nc.kc)
-	if out.heartbeat, err = kubernetes.NewForConfigAndClient(hb, &http.Client{Transport: rt, Timeout: hb.Timeout}); err != nil {
-		return nodeClients{}, err
-	}
-	return out, nil
-}
-
-// checkIdentity asks the API server who the node's client is
-// (SelfSubjectReview): system:node:<name> in system:nodes, or the
-// kubeconfig's identity may not impersonate nodes and the node would not
-// be one.
-func checkIdentity(ctx context.Context, kube kubernetes.Interface, name string) error {
-	want := nodeIdentity(name)
-	r, err := kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("acting as %s (the kubeconfig's identity must be allowed to impersonate nodes): %w", want.UserName, err)
-	}
-	u := r.Status.UserInfo
-	if u.Username != want.UserName || !slices.Contains(u.Groups, "system:nodes") {
-		return fmt.Errorf("the API server sees the node as %q in %v, want %s in system:nodes", u.Username, u.Groups, want.UserName)
-	}
-	return nil
 }
 
 // runFleet runs the fleet until ctx ends, then stops every node.

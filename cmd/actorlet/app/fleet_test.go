@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -79,7 +81,9 @@ func TestFleetNodeNamesAndPodCIDRs(t *testing.T) {
 // TestFleetClientsImpersonateOverOneTransport: each node's requests carry
 // its identity (system:node:<name> in system:nodes) through the one
 // transport of the kubeconfig's identity; the shared informers' client
-// impersonates no one.
+// impersonates no one. A node's clients hold the API groups it uses
+// (core, coordination, authentication), their groups under one rate
+// limit; a request to another group fails without reaching the server.
 func TestFleetClientsImpersonateOverOneTransport(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]string{} // path -> user, groups, credentials
@@ -131,6 +135,21 @@ current-context: c
 		_, _ = c.kube.CoreV1().Nodes().Get(ctx, nc.nodeName, metav1.GetOptions{})
 		_, _ = c.events.CoreV1().Nodes().Get(ctx, nc.nodeName+"-events", metav1.GetOptions{})
 		_, _ = c.heartbeat.CoreV1().Nodes().Get(ctx, nc.nodeName+"-heartbeat", metav1.GetOptions{})
+		_, _ = c.kube.CoordinationV1().Leases("kube-node-lease").Get(ctx, nc.nodeName, metav1.GetOptions{})
+		_, _ = c.heartbeat.CoordinationV1().Leases("kube-node-lease").Get(ctx, nc.nodeName+"-heartbeat", metav1.GetOptions{})
+		_, _ = c.kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		// The groups of one client share its rate limit, as a
+		// Clientset's do.
+		if c.kube.CoreV1().RESTClient().GetRateLimiter() != c.kube.CoordinationV1().RESTClient().GetRateLimiter() {
+			t.Errorf("node %s: its core and coordination clients have rate limits of their own, want one", nc.nodeName)
+		}
+		// The groups a node does not use fail without a request.
+		if _, err := c.kube.AppsV1().Deployments("default").Get(ctx, "d", metav1.GetOptions{}); !errors.Is(err, errGroupNotServed) {
+			t.Errorf("node %s: a Deployment read: %v, want %v", nc.nodeName, err, errGroupNotServed)
+		}
+		if _, err := c.events.CoordinationV1().Leases("kube-node-lease").Get(ctx, nc.nodeName+"-events", metav1.GetOptions{}); !errors.Is(err, errGroupNotServed) {
+			t.Errorf("node %s: a Lease read by the event client: %v, want %v", nc.nodeName, err, errGroupNotServed)
+		}
 		// A node's pod status writes wait for its rate limit; its
 		// heartbeats never do.
 		if c.kube.CoreV1().RESTClient().GetRateLimiter() == nil {
@@ -148,9 +167,17 @@ current-context: c
 		"/api/v1/nodes/fleet-1-events":    "system:node:fleet-1 system:nodes,system:authenticated Bearer admin-token",
 		"/api/v1/nodes/fleet-1-heartbeat": "system:node:fleet-1 system:nodes,system:authenticated Bearer admin-token",
 		"/api/v1/nodes/shared":            "  Bearer admin-token",
+		"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/fleet-0":           "system:node:fleet-0 system:nodes,system:authenticated Bearer admin-token",
+		"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/fleet-1-heartbeat": "system:node:fleet-1 system:nodes,system:authenticated Bearer admin-token",
+		"/apis/authentication.k8s.io/v1/selfsubjectreviews":                                "system:node:fleet-1 system:nodes,system:authenticated Bearer admin-token",
 	} {
 		if got := seen[path]; got != want {
 			t.Errorf("GET %s as %q, want %q", path, got, want)
+		}
+	}
+	for path := range seen {
+		if strings.Contains(path, "deployments") || strings.HasSuffix(path, "-events") && strings.Contains(path, "leases") {
+			t.Errorf("GET %s reached the API server", path)
 		}
 	}
 	if conns != 1 {
