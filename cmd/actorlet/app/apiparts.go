@@ -16,6 +16,7 @@ import (
 	"github.com/actorlet/actorlet/node/admit"
 	"github.com/actorlet/actorlet/node/agent"
 	"github.com/actorlet/actorlet/node/apisource"
+	"github.com/actorlet/actorlet/node/eventhub"
 	"github.com/actorlet/actorlet/node/podevents"
 	"github.com/actorlet/actorlet/node/podrefs"
 	"github.com/actorlet/actorlet/node/statuswriter"
@@ -67,9 +68,11 @@ func (s *sharedInformers) stop() {
 
 // newAPIParts builds them for the node nodeName, whose API clients kube
 // and eventKube are: with shared (a fleet's), its pods and the Services
-// come from the shared informers, else from informers of its own. The
-// writer and the event sink run until stop.
-func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocatable corev1.ResourceList, shared *sharedInformers, log *zap.Logger) (*apiParts, error) {
+// come from the shared informers, else from informers of its own; with
+// hub (a fleet's), its events go through the fleet's broadcaster, else
+// through one of its own (either writes them with eventKube). The writer
+// and the event sink run until stop.
+func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocatable corev1.ResourceList, shared *sharedInformers, hub *eventhub.Hub, log *zap.Logger) (*apiParts, error) {
 	var w *statuswriter.Writer
 	srcOpts := apisource.Options{Client: kube, NodeName: nodeName, Logger: log.Named("apisource"),
 		OnMirror: func(p *corev1.Pod) { w.MirrorChanged(p) }}
@@ -87,9 +90,19 @@ func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocata
 	if err != nil {
 		return nil, fmt.Errorf("status writer: %w", err)
 	}
-	b := record.NewBroadcaster()
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventKube.CoreV1().Events("")})
-	rec := b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: nodeName})
+	ownHub := hub == nil
+	if ownHub {
+		if hub, err = eventhub.New(eventhub.Options{Scheme: scheme.Scheme, Logger: log.Named("events")}); err != nil {
+			return nil, err
+		}
+	}
+	rec, removeEvents, err := hub.Add(nodeName, "kubelet", &typedcorev1.EventSinkImpl{Interface: eventKube.CoreV1().Events("")}, log.Named("events"))
+	if err != nil {
+		if ownHub {
+			hub.Shutdown()
+		}
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	// The Services for the containers' service-link variables, as the
 	// kubelet's informer (headless ones left out).
@@ -119,7 +132,10 @@ func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocata
 			if ownServices {
 				services.Shutdown()
 			}
-			b.Shutdown()
+			removeEvents()
+			if ownHub {
+				hub.Shutdown()
+			}
 		},
 	}, nil
 }

@@ -20,8 +20,10 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/actorlet/actorlet/journal"
+	"github.com/actorlet/actorlet/node/eventhub"
 	"github.com/actorlet/actorlet/node/kubeletconfig"
 )
 
@@ -275,6 +277,14 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 		shared.stop()
 	}()
 
+	// One event broadcaster for every node: each node's events are
+	// written by its own client, as the node.
+	events, err := eventhub.New(eventhub.Options{Scheme: scheme.Scheme, Logger: log.Named("events")})
+	if err != nil {
+		return err
+	}
+	defer events.Shutdown()
+
 	// One actor system for every node: each node's actors are named under
 	// its name (agent.WithActorSystem).
 	actorLog, actorsStopping := actorLogging(log)
@@ -282,7 +292,7 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 	defer system.Shutdown()
 
 	started := time.Now()
-	parts := fleetParts{clients: clients, shared: shared, actors: system, capacity: capacity, journal: jo, log: log}
+	parts := fleetParts{clients: clients, shared: shared, events: events, actors: system, capacity: capacity, journal: jo, log: log}
 	nodes, err := startFleetNodes(ctx, ncs, parts)
 	defer func() {
 		actorsStopping() // the stopping actors' dead letters are not news
@@ -339,6 +349,7 @@ const fleetStartWorkers = 16
 type fleetParts struct {
 	clients  *fleetClients
 	shared   *sharedInformers
+	events   *eventhub.Hub
 	actors   *actor.ActorSystem
 	capacity corev1.ResourceList
 	journal  journal.Options
@@ -404,7 +415,7 @@ func startFleetNode(ctx context.Context, nc *nodeConfig, p fleetParts) (*fleetNo
 	}
 	nlog := p.log.With(zap.String("node", nc.nodeName))
 	b, err := buildNode(ctx, nc, nodeParts{log: nlog, reg: prometheus.NewRegistry(), kube: nodeAPI.kube, eventKube: nodeAPI.events,
-		heartbeatKube: nodeAPI.heartbeat, shared: p.shared, actors: p.actors, capacity: p.capacity, journal: p.journal})
+		heartbeatKube: nodeAPI.heartbeat, shared: p.shared, events: p.events, actors: p.actors, capacity: p.capacity, journal: p.journal})
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/actorlet/actorlet/journal"
 	"github.com/actorlet/actorlet/node/agent"
 	"github.com/actorlet/actorlet/node/certs"
+	"github.com/actorlet/actorlet/node/eventhub"
 	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletapi"
@@ -180,6 +181,9 @@ type nodeParts struct {
 	// shared are the informers of cluster-wide objects shared by the
 	// nodes of a fleet (nil: the node's own).
 	shared *sharedInformers
+	// events is the event broadcaster shared by a fleet's nodes (nil: the
+	// node's own).
+	events *eventhub.Hub
 	// actors is the actor system shared by a fleet's nodes (nil: the
 	// node's own, see agent.WithActorSystem).
 	actors *actor.ActorSystem
@@ -256,7 +260,7 @@ func buildNode(ctx context.Context, nc *nodeConfig, p nodeParts) (b *builtNode, 
 	}
 	var api *apiParts
 	if kube != nil {
-		if api, err = newAPIParts(kube, p.eventKube, nc.nodeName, mach.Allocatable, p.shared, log); err != nil {
+		if api, err = newAPIParts(kube, p.eventKube, nc.nodeName, mach.Allocatable, p.shared, p.events, log); err != nil {
 			return nil, err
 		}
 		// Stopped after the agent: the agent's last statuses still get
