@@ -25,6 +25,7 @@ import (
 	"github.com/actorlet/actorlet/journal"
 	"github.com/actorlet/actorlet/node/eventhub"
 	"github.com/actorlet/actorlet/node/kubeletconfig"
+	"github.com/actorlet/actorlet/node/kubeletmetrics"
 )
 
 // fleetFlags are actorlet fleet's command line.
@@ -291,8 +292,15 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 	system := actor.NewActorSystem(actorLog)
 	defer system.Shutdown()
 
+	// One set of the kubelet's metric families, served on /metrics.
+	reg := prometheus.NewRegistry()
+	km, err := kubeletmetrics.New(reg)
+	if err != nil {
+		return err
+	}
+
 	started := time.Now()
-	parts := fleetParts{clients: clients, shared: shared, events: events, actors: system, capacity: capacity, journal: jo, log: log}
+	parts := fleetParts{clients: clients, shared: shared, events: events, metrics: km, actors: system, capacity: capacity, journal: jo, log: log}
 	nodes, err := startFleetNodes(ctx, ncs, parts)
 	defer func() {
 		actorsStopping() // the stopping actors' dead letters are not news
@@ -303,7 +311,7 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 	}
 	var status *fleetStatus
 	if f.statusAddress != "" {
-		if status, err = serveFleetStatus(f.statusAddress, nodes, shared, log.Named("status")); err != nil {
+		if status, err = serveFleetStatus(f.statusAddress, nodes, shared, reg, log.Named("status")); err != nil {
 			return err
 		}
 		defer status.shutdown()
@@ -347,9 +355,11 @@ const fleetStartWorkers = 16
 
 // fleetParts are what a fleet's nodes share, and what each is built with.
 type fleetParts struct {
-	clients  *fleetClients
-	shared   *sharedInformers
-	events   *eventhub.Hub
+	clients *fleetClients
+	shared  *sharedInformers
+	events  *eventhub.Hub
+	// metrics are the kubelet families every node counts in.
+	metrics  *kubeletmetrics.Metrics
 	actors   *actor.ActorSystem
 	capacity corev1.ResourceList
 	journal  journal.Options
@@ -414,7 +424,7 @@ func startFleetNode(ctx context.Context, nc *nodeConfig, p fleetParts) (*fleetNo
 		return nil, err
 	}
 	nlog := p.log.With(zap.String("node", nc.nodeName))
-	b, err := buildNode(ctx, nc, nodeParts{log: nlog, reg: prometheus.NewRegistry(), kube: nodeAPI.kube, eventKube: nodeAPI.events,
+	b, err := buildNode(ctx, nc, nodeParts{log: nlog, metrics: p.metrics, kube: nodeAPI.kube, eventKube: nodeAPI.events,
 		heartbeatKube: nodeAPI.heartbeat, shared: p.shared, events: p.events, actors: p.actors, capacity: p.capacity, journal: p.journal})
 	if err != nil {
 		return nil, err
