@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/actorlet/actorlet/actors"
@@ -86,7 +87,7 @@ func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocata
 	if err != nil {
 		return nil, err
 	}
-	w, err = statuswriter.New(statuswriter.Options{Client: kube, Pods: src.Lister(), NodeName: nodeName, Logger: log.Named("status")})
+	w, err = statuswriter.New(statusWriterOptions(kube, src.Lister(), nodeName, shared != nil, log))
 	if err != nil {
 		return nil, fmt.Errorf("status writer: %w", err)
 	}
@@ -138,6 +139,18 @@ func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocata
 			}
 		},
 	}, nil
+}
+
+// statusWriterOptions are the options of a node's status writer: a
+// fleet's node writes with one worker, as the kubelet's status manager
+// (its one goroutine per node), not statuswriter's default 4 that wait
+// idle in every node of the fleet.
+func statusWriterOptions(kube kubernetes.Interface, pods corelisters.PodLister, nodeName string, fleet bool, log *zap.Logger) statuswriter.Options {
+	o := statuswriter.Options{Client: kube, Pods: pods, NodeName: nodeName, Logger: log.Named("status")}
+	if fleet {
+		o.Workers = 1
+	}
+	return o
 }
 
 // options are the agent's options of these parts.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -325,28 +326,37 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 
 	// A node ends by itself only when it cannot go on (its journal is
 	// gone); the others run on.
-	ended := make(chan *fleetNode, len(nodes))
-	for _, n := range nodes {
-		go func() {
-			select {
-			case <-n.built.agent.Done():
-				ended <- n
-			case <-ctx.Done():
-			}
-		}()
-	}
+	running := slices.Clone(nodes)
 	var failed []error
-	for len(failed) < len(nodes) {
-		select {
-		case <-ctx.Done():
+	for len(running) > 0 {
+		dones := make([]<-chan struct{}, len(running))
+		for i, n := range running {
+			dones[i] = n.built.agent.Done()
+		}
+		i := firstDone(ctx.Done(), dones)
+		if i < 0 {
 			log.Info("stopping the fleet; its pods end with the process")
 			return errors.Join(failed...)
-		case n := <-ended:
-			failed = append(failed, fmt.Errorf("node %s: %w", n.name, n.built.agent.Err()))
-			log.Error("a node of the fleet stopped", zap.String("node", n.name), zap.Error(n.built.agent.Err()))
 		}
+		n := running[i]
+		running = slices.Delete(running, i, i+1)
+		failed = append(failed, fmt.Errorf("node %s: %w", n.name, n.built.agent.Err()))
+		log.Error("a node of the fleet stopped", zap.String("node", n.name), zap.Error(n.built.agent.Err()))
 	}
 	return errors.Join(failed...)
+}
+
+// firstDone waits for stop or one of dones, and returns the index of a
+// closed one of dones, or -1 once stop is. One wait for every node of a
+// fleet, not a goroutine each.
+func firstDone(stop <-chan struct{}, dones []<-chan struct{}) int {
+	cases := make([]reflect.SelectCase, 0, len(dones)+1)
+	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)})
+	for _, d := range dones {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(d)})
+	}
+	i, _, _ := reflect.Select(cases)
+	return i - 1
 }
 
 // fleetStartWorkers bound how many nodes start at once: each lists its

@@ -10,10 +10,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"go.uber.org/zap"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -182,5 +184,45 @@ current-context: c
 	}
 	if conns != 1 {
 		t.Errorf("%d connections to the API server, want 1 (HTTP/2, one pool)", conns)
+	}
+}
+
+// TestFirstDone: the fleet's one wait for its nodes answers the node that
+// ended, or -1 once the fleet stops, whichever closed.
+func TestFirstDone(t *testing.T) {
+	stop := make(chan struct{})
+	dones := []chan struct{}{make(chan struct{}), make(chan struct{}), make(chan struct{})}
+	recv := func() []<-chan struct{} {
+		out := make([]<-chan struct{}, len(dones))
+		for i, d := range dones {
+			out[i] = d
+		}
+		return out
+	}
+	close(dones[1])
+	if i := firstDone(stop, recv()); i != 1 {
+		t.Fatalf("node 1 ended: firstDone %d, want 1", i)
+	}
+	dones = slices.Delete(dones, 1, 2)
+	close(stop)
+	if i := firstDone(stop, recv()); i != -1 {
+		t.Fatalf("the fleet stopped: firstDone %d, want -1", i)
+	}
+	var never <-chan struct{} // context.Background's Done
+	close(dones[0])
+	if i := firstDone(never, recv()); i != 0 {
+		t.Fatalf("node 0 ended, no stop: firstDone %d, want 0", i)
+	}
+}
+
+// TestFleetStatusWriterWorkers: a fleet node's status writer has one
+// worker (the kubelet's status manager is one goroutine); actorlet run's
+// node keeps statuswriter's default.
+func TestFleetStatusWriterWorkers(t *testing.T) {
+	if w := statusWriterOptions(nil, nil, "n", true, zap.NewNop()).Workers; w != 1 {
+		t.Errorf("a fleet node's writer has %d workers, want 1", w)
+	}
+	if w := statusWriterOptions(nil, nil, "n", false, zap.NewNop()).Workers; w != 0 {
+		t.Errorf("actorlet run's writer has %d workers, want statuswriter's default (0)", w)
 	}
 }
