@@ -113,7 +113,7 @@ func New(opts Options) (*Hub, error) {
 }
 
 // Shutdown stops the broadcaster and every node's writer (the events
-// queued are dropped), and waits for the writers.
+// queued are dropped), as remove.
 func (h *Hub) Shutdown() {
 	h.b.Shutdown()
 	h.mu.Lock()
@@ -128,9 +128,12 @@ func (h *Hub) Shutdown() {
 }
 
 // Add adds a node: its recorder records events with source
-// {component, host: name}, which sink writes. remove stops its writer
-// (the events queued are dropped) and waits for it; the node's events
-// recorded after are dropped. A name may be added once at a time.
+// {component, host: name}, which sink writes. remove stops its writer:
+// the events queued are dropped, a retry's sleep ends, a write in flight
+// ends by itself (remove does not wait for it, as client-go's Shutdown
+// does not: an unanswered request must not hold a node's stop); the
+// node's events recorded after are dropped. A name may be added once at a
+// time.
 func (h *Hub) Add(name, component string, sink record.EventSink, log *zap.Logger) (rec record.EventRecorder, remove func(), err error) {
 	if log == nil {
 		log = h.opts.Logger
@@ -154,12 +157,8 @@ func (h *Hub) remove(n *node) {
 		delete(h.nodes, n.name)
 	}
 	n.queue = nil
-	done := n.done
 	h.mu.Unlock()
 	n.stop()
-	if done != nil {
-		<-done
-	}
 }
 
 // dispatch is the broadcaster's one watcher: it queues the event for its

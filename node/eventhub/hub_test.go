@@ -239,9 +239,14 @@ func TestRemoveStopsTheNodesWriter(t *testing.T) {
 	waitFor(t, "the first try", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.calls == 1 })
 	// The writer sleeps up to an hour before its second try: remove
 	// ends it.
+	h.mu.Lock()
+	done := h.nodes["node-a"].done
+	h.mu.Unlock()
 	remove()
-	if h.Writing() != 0 {
-		t.Fatal("a writer runs after remove")
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the removed node's writer still runs")
 	}
 	h.dispatch(ev("node-a", "Pulled"))
 	again := &fakeSink{}
