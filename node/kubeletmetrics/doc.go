@@ -30,6 +30,10 @@
 //	actorlet_actor_mailbox_messages            gauge: messages waiting in pod and container actors' mailboxes
 //	                                           (protoactor's actor.MailboxMiddleware)
 //
+// The nodes of one process may share the families (Metrics.Node): each
+// family then counts for all of them, kubelet_node_name has one series per
+// node, and kubelet_pleg_last_seen_seconds is the last listing of any.
+//
 // Guarantees: every method is safe for concurrent use and never blocks;
 // nothing is counted for work adopted on recovery (the run that did it
 // counted it), and counters start at zero with each process, as the

@@ -29,15 +29,24 @@ var (
 	StorageOperationBuckets  = []float64{.1, .25, .5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600}
 )
 
-// Metrics holds the families (see the package doc).
+// Metrics are one node's counts in the families (see the package doc).
+// The nodes of one process may count in one set of families (Node): the
+// families then count for all of them.
 type Metrics struct {
+	*families
+	// mu guards the node's last relist (kubelet_pleg_relist_interval_seconds
+	// is between two listings of the same node).
+	mu         sync.Mutex
+	lastRelist time.Time
+}
+
+// families are the collectors.
+type families struct {
 	runtimeOps, runtimeErrs *prometheus.CounterVec
 	runtimeDur              *prometheus.HistogramVec
 
 	relistDur, relistInterval prometheus.Histogram
 	lastSeen                  prometheus.Gauge
-	mu                        sync.Mutex
-	lastRelist                time.Time
 
 	startedPods, startedPodsErrs prometheus.Counter
 	startedContainers            *prometheus.CounterVec
@@ -68,7 +77,7 @@ var (
 // New makes the families and registers them on reg.
 func New(reg prometheus.Registerer) (*Metrics, error) {
 	op := []string{"operation_type"}
-	m := &Metrics{
+	m := &families{
 		runtimeOps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kubelet_runtime_operations_total",
 			Help: "Cumulative number of runtime operations by operation type."}, op),
 		runtimeErrs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kubelet_runtime_operations_errors_total",
@@ -138,8 +147,15 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	for _, sig := range eviction.Signals {
 		m.evictions.WithLabelValues(string(sig))
 	}
-	return m, nil
+	return &Metrics{families: m}, nil
 }
+
+// Node is another node's Metrics in m's families: what it counts adds to
+// m's (and every other node's of the families), each node's relists timed
+// apart, and SetNodeName adds its series to kubelet_node_name. A process
+// of many nodes (actorlet fleet) holds one set of families, not one per
+// node.
+func (m *Metrics) Node() *Metrics { return &Metrics{families: m.families} }
 
 // CallDone implements cri.Observer.
 func (m *Metrics) CallDone(op string, took time.Duration, err error) {

@@ -195,3 +195,57 @@ func TestActorGauges(t *testing.T) {
 		t.Errorf("mailbox messages = %v, want 1", got)
 	}
 }
+
+// Nodes sharing the families: their counts add up, each node's relists
+// are timed apart (not between two nodes' listings), and each node has
+// its kubelet_node_name series; nothing is registered twice.
+func TestNodesShareTheFamilies(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	a, err := New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := a.Node()
+	a.SetNodeName("fleet-0")
+	b.SetNodeName("fleet-1")
+	a.CallDone("RunPodSandbox", time.Millisecond, nil)
+	b.CallDone("RunPodSandbox", time.Millisecond, nil)
+	if got := testutil.ToFloat64(a.runtimeOps.WithLabelValues("run_podsandbox")); got != 2 {
+		t.Errorf("run_podsandbox operations of the two nodes = %v, want 2", got)
+	}
+	t0 := time.Unix(1000, 0)
+	// a lists at 0 s and 10 s, b at 1 s and 12 s: intervals 10 s and 11 s,
+	// none of 1 s or 2 s (between the nodes).
+	a.Relisted(t0, time.Millisecond)
+	b.Relisted(t0.Add(time.Second), time.Millisecond)
+	a.Relisted(t0.Add(10*time.Second), time.Millisecond)
+	b.Relisted(t0.Add(12*time.Second), time.Millisecond)
+	if err := testutil.CollectAndCompare(a.relistInterval, strings.NewReader(`
+# HELP kubelet_pleg_relist_interval_seconds Interval in seconds between relisting in PLEG.
+# TYPE kubelet_pleg_relist_interval_seconds histogram
+kubelet_pleg_relist_interval_seconds_bucket{le="0.005"} 0
+kubelet_pleg_relist_interval_seconds_bucket{le="0.01"} 0
+kubelet_pleg_relist_interval_seconds_bucket{le="0.025"} 0
+kubelet_pleg_relist_interval_seconds_bucket{le="0.05"} 0
+kubelet_pleg_relist_interval_seconds_bucket{le="0.1"} 0
+kubelet_pleg_relist_interval_seconds_bucket{le="0.25"} 0
+kubelet_pleg_relist_interval_seconds_bucket{le="0.5"} 0
+kubelet_pleg_relist_interval_seconds_bucket{le="1"} 0
+kubelet_pleg_relist_interval_seconds_bucket{le="2.5"} 0
+kubelet_pleg_relist_interval_seconds_bucket{le="5"} 0
+kubelet_pleg_relist_interval_seconds_bucket{le="10"} 1
+kubelet_pleg_relist_interval_seconds_bucket{le="+Inf"} 2
+kubelet_pleg_relist_interval_seconds_sum 21
+kubelet_pleg_relist_interval_seconds_count 2
+`)); err != nil {
+		t.Error(err)
+	}
+	if err := testutil.CollectAndCompare(a.nodeName, strings.NewReader(`
+# HELP kubelet_node_name The node's name. The count is always 1.
+# TYPE kubelet_node_name gauge
+kubelet_node_name{node="fleet-0"} 1
+kubelet_node_name{node="fleet-1"} 1
+`)); err != nil {
+		t.Error(err)
+	}
+}

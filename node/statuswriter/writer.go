@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -160,16 +159,29 @@ func (w *Writer) Run(ctx context.Context) {
 			}
 		}()
 	}
-	go wait.Until(func() {
-		w.mu.Lock()
-		for uid := range w.pods {
-			w.queue.Add(uid)
+	// The resync on Run's own goroutine (thousands of a fleet's nodes
+	// each had one more for it).
+	resync := time.NewTicker(w.opts.ResyncPeriod)
+	defer resync.Stop()
+	for {
+		w.resync()
+		select {
+		case <-ctx.Done():
+			w.queue.ShutDown()
+			wg.Wait()
+			return
+		case <-resync.C:
 		}
-		w.mu.Unlock()
-	}, w.opts.ResyncPeriod, ctx.Done())
-	<-ctx.Done()
-	w.queue.ShutDown()
-	wg.Wait()
+	}
+}
+
+// resync queues every pod, to be checked.
+func (w *Writer) resync() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for uid := range w.pods {
+		w.queue.Add(uid)
+	}
 }
 
 func (w *Writer) next(ctx context.Context) bool {

@@ -10,12 +10,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/actorlet/actorlet/actors"
 	"github.com/actorlet/actorlet/node/admit"
 	"github.com/actorlet/actorlet/node/agent"
 	"github.com/actorlet/actorlet/node/apisource"
+	"github.com/actorlet/actorlet/node/eventhub"
 	"github.com/actorlet/actorlet/node/podevents"
 	"github.com/actorlet/actorlet/node/podrefs"
 	"github.com/actorlet/actorlet/node/statuswriter"
@@ -67,9 +69,11 @@ func (s *sharedInformers) stop() {
 
 // newAPIParts builds them for the node nodeName, whose API clients kube
 // and eventKube are: with shared (a fleet's), its pods and the Services
-// come from the shared informers, else from informers of its own. The
-// writer and the event sink run until stop.
-func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocatable corev1.ResourceList, shared *sharedInformers, log *zap.Logger) (*apiParts, error) {
+// come from the shared informers, else from informers of its own; with
+// hub (a fleet's), its events go through the fleet's broadcaster, else
+// through one of its own (either writes them with eventKube). The writer
+// and the event sink run until stop.
+func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocatable corev1.ResourceList, shared *sharedInformers, hub *eventhub.Hub, log *zap.Logger) (*apiParts, error) {
 	var w *statuswriter.Writer
 	srcOpts := apisource.Options{Client: kube, NodeName: nodeName, Logger: log.Named("apisource"),
 		OnMirror: func(p *corev1.Pod) { w.MirrorChanged(p) }}
@@ -83,13 +87,23 @@ func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocata
 	if err != nil {
 		return nil, err
 	}
-	w, err = statuswriter.New(statuswriter.Options{Client: kube, Pods: src.Lister(), NodeName: nodeName, Logger: log.Named("status")})
+	w, err = statuswriter.New(statusWriterOptions(kube, src.Lister(), nodeName, shared != nil, log))
 	if err != nil {
 		return nil, fmt.Errorf("status writer: %w", err)
 	}
-	b := record.NewBroadcaster()
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventKube.CoreV1().Events("")})
-	rec := b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: nodeName})
+	ownHub := hub == nil
+	if ownHub {
+		if hub, err = eventhub.New(eventhub.Options{Scheme: scheme.Scheme, Logger: log.Named("events")}); err != nil {
+			return nil, err
+		}
+	}
+	rec, removeEvents, err := hub.Add(nodeName, "kubelet", &typedcorev1.EventSinkImpl{Interface: eventKube.CoreV1().Events("")}, log.Named("events"))
+	if err != nil {
+		if ownHub {
+			hub.Shutdown()
+		}
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	// The Services for the containers' service-link variables, as the
 	// kubelet's informer (headless ones left out).
@@ -119,9 +133,24 @@ func newAPIParts(kube, eventKube kubernetes.Interface, nodeName string, allocata
 			if ownServices {
 				services.Shutdown()
 			}
-			b.Shutdown()
+			removeEvents()
+			if ownHub {
+				hub.Shutdown()
+			}
 		},
 	}, nil
+}
+
+// statusWriterOptions are the options of a node's status writer: a
+// fleet's node writes with one worker, as the kubelet's status manager
+// (its one goroutine per node), not statuswriter's default 4 that wait
+// idle in every node of the fleet.
+func statusWriterOptions(kube kubernetes.Interface, pods corelisters.PodLister, nodeName string, fleet bool, log *zap.Logger) statuswriter.Options {
+	o := statuswriter.Options{Client: kube, Pods: pods, NodeName: nodeName, Logger: log.Named("status")}
+	if fleet {
+		o.Workers = 1
+	}
+	return o
 }
 
 // options are the agent's options of these parts.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,17 +19,14 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/transport"
+	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/actorlet/actorlet/journal"
-	"github.com/actorlet/actorlet/node/certs"
+	"github.com/actorlet/actorlet/node/eventhub"
 	"github.com/actorlet/actorlet/node/kubeletconfig"
+	"github.com/actorlet/actorlet/node/kubeletmetrics"
 )
 
 // fleetFlags are actorlet fleet's command line.
@@ -242,90 +239,6 @@ func memoryRoot() (string, error) {
 	return os.MkdirTemp("/dev/shm", "actorlet-fleet-")
 }
 
-// nodeIdentity is what a fleet node acts as: system:node:<name> in
-// system:nodes, as a kubelet's client certificate says.
-func nodeIdentity(name string) transport.ImpersonationConfig {
-	return transport.ImpersonationConfig{UserName: "system:node:" + name, Groups: []string{"system:nodes", "system:authenticated"}}
-}
-
-// fleetClients are the API clients of a fleet: one HTTP client (one
-// connection pool, HTTP/2) of the kubeconfig's identity, which reads the
-// shared informers; each node's clients wrap its transport to impersonate
-// the node.
-type fleetClients struct {
-	base   *rest.Config
-	http   *http.Client
-	shared kubernetes.Interface
-}
-
-func newFleetClients(kubeconfig string) (*fleetClients, error) {
-	base, err := certs.LoadKubeconfig(kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
-	}
-	if base.Impersonate.UserName != "" {
-		return nil, fmt.Errorf("--kubeconfig %s impersonates %q already; the fleet impersonates each node itself", kubeconfig, base.Impersonate.UserName)
-	}
-	base.UserAgent = "actorlet-fleet/" + Version
-	base.QPS, base.Burst = 50, 100
-	hc, err := rest.HTTPClientFor(base)
-	if err != nil {
-		return nil, fmt.Errorf("API client: %w", err)
-	}
-	shared, err := kubernetes.NewForConfigAndClient(base, hc)
-	if err != nil {
-		return nil, fmt.Errorf("API client: %w", err)
-	}
-	return &fleetClients{base: base, http: hc, shared: shared}, nil
-}
-
-// nodeClients are a fleet node's API clients, all acting as
-// system:node:<name> over the fleet's one connection pool, each with its
-// own rate limits as actorlet run's: kube (kubeAPIQPS, kubeAPIBurst),
-// events (eventRecordQPS, eventBurst) and heartbeat (the Node's status and
-// Lease: none, heartbeatConfig).
-type nodeClients struct {
-	kube, events, heartbeat kubernetes.Interface
-}
-
-// forNode are the clients of the node nc.
-func (c *fleetClients) forNode(nc *nodeConfig) (nodeClients, error) {
-	rt := transport.NewImpersonatingRoundTripper(nodeIdentity(nc.nodeName), c.http.Transport)
-	hc := &http.Client{Transport: rt, Timeout: c.http.Timeout}
-	cfg := rest.CopyConfig(c.base)
-	apiLimits(cfg, nc.kc)
-	var out nodeClients
-	var err error
-	if out.kube, err = kubernetes.NewForConfigAndClient(cfg, hc); err != nil {
-		return nodeClients{}, err
-	}
-	if out.events, err = kubernetes.NewForConfigAndClient(eventConfig(cfg, nc.kc), hc); err != nil {
-		return nodeClients{}, err
-	}
-	hb := heartbeatConfig(cfg, nc.kc)
-	if out.heartbeat, err = kubernetes.NewForConfigAndClient(hb, &http.Client{Transport: rt, Timeout: hb.Timeout}); err != nil {
-		return nodeClients{}, err
-	}
-	return out, nil
-}
-
-// checkIdentity asks the API server who the node's client is
-// (SelfSubjectReview): system:node:<name> in system:nodes, or the
-// kubeconfig's identity may not impersonate nodes and the node would not
-// be one.
-func checkIdentity(ctx context.Context, kube kubernetes.Interface, name string) error {
-	want := nodeIdentity(name)
-	r, err := kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("acting as %s (the kubeconfig's identity must be allowed to impersonate nodes): %w", want.UserName, err)
-	}
-	u := r.Status.UserInfo
-	if u.Username != want.UserName || !slices.Contains(u.Groups, "system:nodes") {
-		return fmt.Errorf("the API server sees the node as %q in %v, want %s in system:nodes", u.Username, u.Groups, want.UserName)
-	}
-	return nil
-}
-
 // runFleet runs the fleet until ctx ends, then stops every node.
 func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 	if err := f.validate(fs); err != nil {
@@ -366,14 +279,29 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 		shared.stop()
 	}()
 
+	// One event broadcaster for every node: each node's events are
+	// written by its own client, as the node.
+	events, err := eventhub.New(eventhub.Options{Scheme: scheme.Scheme, Logger: log.Named("events")})
+	if err != nil {
+		return err
+	}
+	defer events.Shutdown()
+
 	// One actor system for every node: each node's actors are named under
 	// its name (agent.WithActorSystem).
 	actorLog, actorsStopping := actorLogging(log)
 	system := actor.NewActorSystem(actorLog)
 	defer system.Shutdown()
 
+	// One set of the kubelet's metric families, served on /metrics.
+	reg := prometheus.NewRegistry()
+	km, err := kubeletmetrics.New(reg)
+	if err != nil {
+		return err
+	}
+
 	started := time.Now()
-	parts := fleetParts{clients: clients, shared: shared, actors: system, capacity: capacity, journal: jo, log: log}
+	parts := fleetParts{clients: clients, shared: shared, events: events, metrics: km, actors: system, capacity: capacity, journal: jo, log: log}
 	nodes, err := startFleetNodes(ctx, ncs, parts)
 	defer func() {
 		actorsStopping() // the stopping actors' dead letters are not news
@@ -384,7 +312,7 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 	}
 	var status *fleetStatus
 	if f.statusAddress != "" {
-		if status, err = serveFleetStatus(f.statusAddress, nodes, shared, log.Named("status")); err != nil {
+		if status, err = serveFleetStatus(f.statusAddress, nodes, shared, reg, log.Named("status")); err != nil {
 			return err
 		}
 		defer status.shutdown()
@@ -398,28 +326,37 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 
 	// A node ends by itself only when it cannot go on (its journal is
 	// gone); the others run on.
-	ended := make(chan *fleetNode, len(nodes))
-	for _, n := range nodes {
-		go func() {
-			select {
-			case <-n.built.agent.Done():
-				ended <- n
-			case <-ctx.Done():
-			}
-		}()
-	}
+	running := slices.Clone(nodes)
 	var failed []error
-	for len(failed) < len(nodes) {
-		select {
-		case <-ctx.Done():
+	for len(running) > 0 {
+		dones := make([]<-chan struct{}, len(running))
+		for i, n := range running {
+			dones[i] = n.built.agent.Done()
+		}
+		i := firstDone(ctx.Done(), dones)
+		if i < 0 {
 			log.Info("stopping the fleet; its pods end with the process")
 			return errors.Join(failed...)
-		case n := <-ended:
-			failed = append(failed, fmt.Errorf("node %s: %w", n.name, n.built.agent.Err()))
-			log.Error("a node of the fleet stopped", zap.String("node", n.name), zap.Error(n.built.agent.Err()))
 		}
+		n := running[i]
+		running = slices.Delete(running, i, i+1)
+		failed = append(failed, fmt.Errorf("node %s: %w", n.name, n.built.agent.Err()))
+		log.Error("a node of the fleet stopped", zap.String("node", n.name), zap.Error(n.built.agent.Err()))
 	}
 	return errors.Join(failed...)
+}
+
+// firstDone waits for stop or one of dones, and returns the index of a
+// closed one of dones, or -1 once stop is. One wait for every node of a
+// fleet, not a goroutine each.
+func firstDone(stop <-chan struct{}, dones []<-chan struct{}) int {
+	cases := make([]reflect.SelectCase, 0, len(dones)+1)
+	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)})
+	for _, d := range dones {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(d)})
+	}
+	i, _, _ := reflect.Select(cases)
+	return i - 1
 }
 
 // fleetStartWorkers bound how many nodes start at once: each lists its
@@ -428,8 +365,11 @@ const fleetStartWorkers = 16
 
 // fleetParts are what a fleet's nodes share, and what each is built with.
 type fleetParts struct {
-	clients  *fleetClients
-	shared   *sharedInformers
+	clients *fleetClients
+	shared  *sharedInformers
+	events  *eventhub.Hub
+	// metrics are the kubelet families every node counts in.
+	metrics  *kubeletmetrics.Metrics
 	actors   *actor.ActorSystem
 	capacity corev1.ResourceList
 	journal  journal.Options
@@ -494,8 +434,8 @@ func startFleetNode(ctx context.Context, nc *nodeConfig, p fleetParts) (*fleetNo
 		return nil, err
 	}
 	nlog := p.log.With(zap.String("node", nc.nodeName))
-	b, err := buildNode(ctx, nc, nodeParts{log: nlog, reg: prometheus.NewRegistry(), kube: nodeAPI.kube, eventKube: nodeAPI.events,
-		heartbeatKube: nodeAPI.heartbeat, shared: p.shared, actors: p.actors, capacity: p.capacity, journal: p.journal})
+	b, err := buildNode(ctx, nc, nodeParts{log: nlog, metrics: p.metrics, kube: nodeAPI.kube, eventKube: nodeAPI.events,
+		heartbeatKube: nodeAPI.heartbeat, shared: p.shared, events: p.events, actors: p.actors, capacity: p.capacity, journal: p.journal})
 	if err != nil {
 		return nil, err
 	}

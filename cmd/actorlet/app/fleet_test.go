@@ -3,16 +3,20 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"go.uber.org/zap"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -79,7 +83,9 @@ func TestFleetNodeNamesAndPodCIDRs(t *testing.T) {
 // TestFleetClientsImpersonateOverOneTransport: each node's requests carry
 // its identity (system:node:<name> in system:nodes) through the one
 // transport of the kubeconfig's identity; the shared informers' client
-// impersonates no one.
+// impersonates no one. A node's clients hold the API groups it uses
+// (core, coordination, authentication), their groups under one rate
+// limit; a request to another group fails without reaching the server.
 func TestFleetClientsImpersonateOverOneTransport(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]string{} // path -> user, groups, credentials
@@ -131,6 +137,21 @@ current-context: c
 		_, _ = c.kube.CoreV1().Nodes().Get(ctx, nc.nodeName, metav1.GetOptions{})
 		_, _ = c.events.CoreV1().Nodes().Get(ctx, nc.nodeName+"-events", metav1.GetOptions{})
 		_, _ = c.heartbeat.CoreV1().Nodes().Get(ctx, nc.nodeName+"-heartbeat", metav1.GetOptions{})
+		_, _ = c.kube.CoordinationV1().Leases("kube-node-lease").Get(ctx, nc.nodeName, metav1.GetOptions{})
+		_, _ = c.heartbeat.CoordinationV1().Leases("kube-node-lease").Get(ctx, nc.nodeName+"-heartbeat", metav1.GetOptions{})
+		_, _ = c.kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		// The groups of one client share its rate limit, as a
+		// Clientset's do.
+		if c.kube.CoreV1().RESTClient().GetRateLimiter() != c.kube.CoordinationV1().RESTClient().GetRateLimiter() {
+			t.Errorf("node %s: its core and coordination clients have rate limits of their own, want one", nc.nodeName)
+		}
+		// The groups a node does not use fail without a request.
+		if _, err := c.kube.AppsV1().Deployments("default").Get(ctx, "d", metav1.GetOptions{}); !errors.Is(err, errGroupNotServed) {
+			t.Errorf("node %s: a Deployment read: %v, want %v", nc.nodeName, err, errGroupNotServed)
+		}
+		if _, err := c.events.CoordinationV1().Leases("kube-node-lease").Get(ctx, nc.nodeName+"-events", metav1.GetOptions{}); !errors.Is(err, errGroupNotServed) {
+			t.Errorf("node %s: a Lease read by the event client: %v, want %v", nc.nodeName, err, errGroupNotServed)
+		}
 		// A node's pod status writes wait for its rate limit; its
 		// heartbeats never do.
 		if c.kube.CoreV1().RESTClient().GetRateLimiter() == nil {
@@ -148,12 +169,60 @@ current-context: c
 		"/api/v1/nodes/fleet-1-events":    "system:node:fleet-1 system:nodes,system:authenticated Bearer admin-token",
 		"/api/v1/nodes/fleet-1-heartbeat": "system:node:fleet-1 system:nodes,system:authenticated Bearer admin-token",
 		"/api/v1/nodes/shared":            "  Bearer admin-token",
+		"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/fleet-0":           "system:node:fleet-0 system:nodes,system:authenticated Bearer admin-token",
+		"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/fleet-1-heartbeat": "system:node:fleet-1 system:nodes,system:authenticated Bearer admin-token",
+		"/apis/authentication.k8s.io/v1/selfsubjectreviews":                                "system:node:fleet-1 system:nodes,system:authenticated Bearer admin-token",
 	} {
 		if got := seen[path]; got != want {
 			t.Errorf("GET %s as %q, want %q", path, got, want)
 		}
 	}
+	for path := range seen {
+		if strings.Contains(path, "deployments") || strings.HasSuffix(path, "-events") && strings.Contains(path, "leases") {
+			t.Errorf("GET %s reached the API server", path)
+		}
+	}
 	if conns != 1 {
 		t.Errorf("%d connections to the API server, want 1 (HTTP/2, one pool)", conns)
+	}
+}
+
+// TestFirstDone: the fleet's one wait for its nodes answers the node that
+// ended, or -1 once the fleet stops, whichever closed.
+func TestFirstDone(t *testing.T) {
+	stop := make(chan struct{})
+	dones := []chan struct{}{make(chan struct{}), make(chan struct{}), make(chan struct{})}
+	recv := func() []<-chan struct{} {
+		out := make([]<-chan struct{}, len(dones))
+		for i, d := range dones {
+			out[i] = d
+		}
+		return out
+	}
+	close(dones[1])
+	if i := firstDone(stop, recv()); i != 1 {
+		t.Fatalf("node 1 ended: firstDone %d, want 1", i)
+	}
+	dones = slices.Delete(dones, 1, 2)
+	close(stop)
+	if i := firstDone(stop, recv()); i != -1 {
+		t.Fatalf("the fleet stopped: firstDone %d, want -1", i)
+	}
+	var never <-chan struct{} // context.Background's Done
+	close(dones[0])
+	if i := firstDone(never, recv()); i != 0 {
+		t.Fatalf("node 0 ended, no stop: firstDone %d, want 0", i)
+	}
+}
+
+// TestFleetStatusWriterWorkers: a fleet node's status writer has one
+// worker (the kubelet's status manager is one goroutine); actorlet run's
+// node keeps statuswriter's default.
+func TestFleetStatusWriterWorkers(t *testing.T) {
+	if w := statusWriterOptions(nil, nil, "n", true, zap.NewNop()).Workers; w != 1 {
+		t.Errorf("a fleet node's writer has %d workers, want 1", w)
+	}
+	if w := statusWriterOptions(nil, nil, "n", false, zap.NewNop()).Workers; w != 0 {
+		t.Errorf("actorlet run's writer has %d workers, want statuswriter's default (0)", w)
 	}
 }

@@ -19,7 +19,8 @@ import (
 // fleetStatus serves a fleet's --status-address: /healthz (every node
 // runs and its journal takes appends), /nodes (per node: the pods the API
 // server binds to it, the pods it runs actors for, its runtime's sandboxes
-// and containers), /metrics (the process's, and the runtimes' counts) and
+// and containers), /metrics (the process's, the kubelet families of all
+// the nodes, and the runtimes' counts) and
 // /debug/pprof/ (the process's profiles).
 // Read only; it changes nothing.
 type fleetStatus struct {
@@ -104,8 +105,26 @@ func (c *runtimeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func serveFleetStatus(addr string, nodes []*fleetNode, shared *sharedInformers, log *zap.Logger) (*fleetStatus, error) {
-	reg := prometheus.NewRegistry()
+// serveFleetStatus serves the fleet's status; reg holds the kubelet
+// families of the nodes.
+func serveFleetStatus(addr string, nodes []*fleetNode, shared *sharedInformers, reg *prometheus.Registry, log *zap.Logger) (*fleetStatus, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--status-address: %w", err)
+	}
+	s := &fleetStatus{addr: ln.Addr().String(), srv: &http.Server{Handler: fleetStatusHandler(nodes, shared, reg), ReadHeaderTimeout: 10 * time.Second},
+		done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("the status server stopped", zap.Error(err))
+		}
+	}()
+	return s, nil
+}
+
+// fleetStatusHandler answers the fleet's status requests.
+func fleetStatusHandler(nodes []*fleetNode, shared *sharedInformers, reg *prometheus.Registry) http.Handler {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&runtimeCollector{nodes: nodes,
 			sandboxes:  prometheus.NewDesc("actorlet_fleet_runtime_pod_sandboxes", "Pod sandboxes in the node's simulated runtime.", []string{"node"}, nil),
@@ -138,18 +157,7 @@ func serveFleetStatus(addr string, nodes []*fleetNode, shared *sharedInformers, 
 		}
 		_, _ = w.Write([]byte("ok"))
 	})
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--status-address: %w", err)
-	}
-	s := &fleetStatus{addr: ln.Addr().String(), srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("the status server stopped", zap.Error(err))
-		}
-	}()
-	return s, nil
+	return mux
 }
 
 func (s *fleetStatus) shutdown() {

@@ -25,6 +25,7 @@ import (
 	"github.com/actorlet/actorlet/journal"
 	"github.com/actorlet/actorlet/node/agent"
 	"github.com/actorlet/actorlet/node/certs"
+	"github.com/actorlet/actorlet/node/eventhub"
 	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletapi"
@@ -167,8 +168,13 @@ func heartbeatTimeout(kc *kubeletconfigv1beta1.KubeletConfiguration) time.Durati
 // standalone), and, when many nodes share a process, the informers they
 // share and their overrides.
 type nodeParts struct {
-	log             *zap.Logger
-	reg             *prometheus.Registry
+	log *zap.Logger
+	// reg is the node's registry, served on its ports; with metrics (a
+	// fleet's) it is nil.
+	reg *prometheus.Registry
+	// metrics are the kubelet families of the fleet the node counts in
+	// (kubeletmetrics.Metrics.Node; nil: its own on reg).
+	metrics         *kubeletmetrics.Metrics
 	tp              trace.TracerProvider
 	kube, eventKube kubernetes.Interface
 	// heartbeatKube writes the Node's status and renews its Lease (nil:
@@ -180,6 +186,9 @@ type nodeParts struct {
 	// shared are the informers of cluster-wide objects shared by the
 	// nodes of a fleet (nil: the node's own).
 	shared *sharedInformers
+	// events is the event broadcaster shared by a fleet's nodes (nil: the
+	// node's own).
+	events *eventhub.Hub
 	// actors is the actor system shared by a fleet's nodes (nil: the
 	// node's own, see agent.WithActorSystem).
 	actors *actor.ActorSystem
@@ -228,8 +237,13 @@ func buildNode(ctx context.Context, nc *nodeConfig, p nodeParts) (b *builtNode, 
 	if err != nil {
 		return nil, err
 	}
-	km, err := kubeletmetrics.New(p.reg)
-	if err != nil {
+	// A fleet's nodes count in the fleet's kubelet families; their other
+	// collectors (pod gauges, journal counters) are not served.
+	var reg prometheus.Registerer = p.reg
+	var km *kubeletmetrics.Metrics
+	if p.metrics != nil {
+		km, reg = p.metrics.Node(), unserved{}
+	} else if km, err = kubeletmetrics.New(p.reg); err != nil {
 		return nil, err
 	}
 	client, closeRuntime, err := connectRuntime(ctx, kc.ContainerRuntimeEndpoint, kc.ImageServiceEndpoint, kc.RuntimeRequestTimeout.Duration,
@@ -256,7 +270,7 @@ func buildNode(ctx context.Context, nc *nodeConfig, p nodeParts) (b *builtNode, 
 	}
 	var api *apiParts
 	if kube != nil {
-		if api, err = newAPIParts(kube, p.eventKube, nc.nodeName, mach.Allocatable, p.shared, log); err != nil {
+		if api, err = newAPIParts(kube, p.eventKube, nc.nodeName, mach.Allocatable, p.shared, p.events, log); err != nil {
 			return nil, err
 		}
 		// Stopped after the agent: the agent's last statuses still get
@@ -308,7 +322,7 @@ func buildNode(ctx context.Context, nc *nodeConfig, p nodeParts) (b *builtNode, 
 	opts := []agent.Option{
 		agent.WithNodeName(nc.nodeName), agent.WithRootDir(nc.node.RootDirectory), agent.WithRuntime(client, ver.RuntimeName),
 		agent.WithJournalOptions(p.journal),
-		agent.WithLogger(log), agent.WithMetrics(p.reg, km), actorsOpt, agent.WithTracing(p.tp),
+		agent.WithLogger(log), agent.WithMetrics(reg, km), actorsOpt, agent.WithTracing(p.tp),
 		agent.WithManifestDir(kc.StaticPodPath, kc.FileCheckFrequency.Duration),
 		agent.WithLifecycle(lc), agent.WithPodConfig(podConfig), agent.WithRelistPeriod(nc.own.relistPeriod),
 		agent.WithHostIP(nc.nodeIPs[0].String()), agent.WithAllocatable(mach.Allocatable),
@@ -404,3 +418,12 @@ func imageFsCapacity(ctx context.Context, mountpoint string) (uint64, error) {
 	}
 	return imagegc.StatfsCapacity(ctx, mountpoint)
 }
+
+// unserved takes the collectors of a fleet's node that nobody reads: the
+// fleet serves the kubelet families of all its nodes, not 1,000
+// registries of each node's pod gauges and journal counters.
+type unserved struct{}
+
+func (unserved) Register(prometheus.Collector) error  { return nil }
+func (unserved) MustRegister(...prometheus.Collector) {}
+func (unserved) Unregister(prometheus.Collector) bool { return true }

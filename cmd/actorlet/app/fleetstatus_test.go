@@ -1,0 +1,42 @@
+package app
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/actorlet/actorlet/node/kubeletmetrics"
+)
+
+// TestFleetMetricsServeTheKubeletFamilies: the fleet's /metrics serves one
+// set of the kubelet's families, counting for all its nodes, with each
+// node's kubelet_node_name.
+func TestFleetMetricsServeTheKubeletFamilies(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	km, err := kubeletmetrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"fleet-0", "fleet-1"} {
+		m := km.Node()
+		m.SetNodeName(name)
+		m.CallDone("RunPodSandbox", time.Millisecond, nil)
+	}
+	rr := httptest.NewRecorder()
+	fleetStatusHandler(nil, nil, reg).ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rr.Body.String()
+	for _, want := range []string{
+		`kubelet_runtime_operations_total{operation_type="run_podsandbox"} 2`,
+		`kubelet_node_name{node="fleet-0"} 1`,
+		`kubelet_node_name{node="fleet-1"} 1`,
+		"process_resident_memory_bytes ",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics has no %q", want)
+		}
+	}
+}
