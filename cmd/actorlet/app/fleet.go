@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/actorlet/actorlet/journal"
 	"github.com/actorlet/actorlet/node/eventhub"
@@ -280,8 +281,13 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 	}()
 
 	// One event broadcaster for every node: each node's events are
-	// written by its own client, as the node.
-	events, err := eventhub.New(eventhub.Options{Scheme: scheme.Scheme, Logger: log.Named("events")})
+	// written by its own client, as the node. Each node's correlator
+	// remembers events in proportion to the pods it may run, not
+	// client-go's 4,096 per cache: a kubelet's caches fill up over a
+	// long life of pods coming and going (about 470 bytes an entry, three
+	// caches), which for a thousand nodes in one process is gigabytes.
+	events, err := eventhub.New(eventhub.Options{Scheme: scheme.Scheme, Logger: log.Named("events"),
+		Correlator: record.CorrelatorOptions{LRUCacheSize: fleetEventCacheSize(f.maxPods)}})
 	if err != nil {
 		return err
 	}
@@ -492,4 +498,13 @@ func stopFleetNodes(nodes []*fleetNode, grace time.Duration, log *zap.Logger) {
 	wg.Wait()
 	log.Info("the fleet stopped", zap.Int("nodes", len(nodes)), zap.Int("sandboxesDropped", sandboxes),
 		zap.Duration("took", time.Since(started)))
+}
+
+// fleetEventCacheSize is the size of each cache of a fleet node's event
+// correlator: room for the events of max pods at a time (a pod's Pulled,
+// Created, Started and Killing), within client-go's default. Evicted are
+// the least recently seen, so a crash-looping pod's BackOff events still
+// aggregate.
+func fleetEventCacheSize(max int32) int {
+	return min(4*int(max), 4096)
 }
