@@ -49,10 +49,6 @@ type request struct {
 	// append-only transaction (nil if none yet). Writer only.
 	entry *podEntry
 
-	// outcome is what the request is answered with, set by the writer
-	// (its rejection during the transaction, else the commit's outcome).
-	outcome error
-
 	state atomic.Int32
 	done  chan error // buffered; receives the outcome once
 	next  *request   // in the queue's stack
@@ -71,7 +67,7 @@ func newRequest(kind requestKind, uid string) *request {
 // more. (A canceled request is not released: the writer may still look at
 // it.)
 func (r *request) release() {
-	r.uid, r.first, r.size, r.snap, r.ctx, r.next, r.entry, r.ifLast, r.outcome = "", 0, 0, nil, nil, nil, nil, false, nil
+	r.uid, r.first, r.size, r.snap, r.ctx, r.next, r.entry, r.ifLast = "", 0, 0, nil, nil, nil, nil, false
 	r.encodeBuffers.reset()
 	r.state.Store(stateQueued)
 	requestPool.Put(r)

@@ -21,8 +21,6 @@ func (j *Journal) runWriter() {
 	defer close(j.writerDone)
 	// Faults on the mapping of a damaged file become panics (see guard).
 	debug.SetPanicOnFault(true)
-	answers := startAnswerer()
-	defer answers.stop()
 	var batch []*request
 	for {
 		var ok bool
@@ -48,13 +46,12 @@ func (j *Journal) runWriter() {
 			continue
 		}
 		j.commit(batch)
-		batch = answers.answer(batch)
 	}
 }
 
-// commit writes a batch in one transaction and sets the outcome of each
-// request, for the answerer: its own rejection (ErrSequence, ...) if it was
-// refused — it then wrote nothing — or else the transaction's outcome.
+// commit writes a batch in one transaction and answers each request: with
+// its own rejection (ErrSequence, ...) if it was refused — it then wrote
+// nothing — or else with the transaction's outcome.
 //
 // The transaction stages its changes to the index (see staging); once it has
 // committed they are published before any request is answered, so a Load
@@ -92,18 +89,19 @@ func (j *Journal) commit(batch []*request) {
 	if exclusive {
 		j.idx.mu.Lock()
 	}
+	rejected := make([]error, len(batch))
 	var wrote, records, bytes int
 	s := &j.staging
 	s.begin(&j.idx.podIndex, exclusive) // before: rollback must not see the last batch's
 	start := j.opts.Clock.Now()
 	txErr := j.guardedUpdate(func(tx *bolt.Tx) error {
 		w := writeTx{log: logBucket(tx), snaps: tx.Bucket(bucketSnapshots), s: s}
-		for _, r := range batch {
+		for i, r := range batch {
 			rej, err := w.apply(r)
 			if err != nil {
 				return fmt.Errorf("pod %q: %w", r.uid, err)
 			}
-			r.outcome = rej
+			rejected[i] = rej
 			if rej == nil {
 				wrote++
 				if r.kind == kindAppend {
@@ -150,12 +148,15 @@ func (j *Journal) commit(batch []*request) {
 		j.stats.recordCommit(wrote, records, bytes, !j.opts.NoSync)
 		j.commits.committed()
 	}
-	for _, r := range batch {
-		if r.outcome != nil {
+	for i, r := range batch {
+		switch {
+		case rejected[i] != nil:
 			j.stats.rejected.Add(1)
-		} else {
-			r.outcome = txErr
+			r.done <- rejected[i]
+		default:
+			r.done <- txErr
 		}
+		batch[i] = nil
 	}
 }
 
