@@ -42,12 +42,12 @@ func (j *Journal) Append(ctx context.Context, podUID string, events ...*pb.Envel
 		return nil
 	}
 	r := newRequest(kindAppend, podUID)
-	first, recs, size, err := prepareEnvelopes(podUID, events, j.opts.Clock.Now().UnixNano(), r.rec1[:0])
+	first, size, err := prepareEnvelopes(podUID, events, j.opts.Clock, &r.encodeBuffers)
 	if err != nil {
 		r.release()
 		return fmt.Errorf("append to pod %q: %w", podUID, err)
 	}
-	r.first, r.recs, r.size = first, recs, size
+	r.first, r.size = first, size
 	if err := j.enqueue(ctx, r); err != nil {
 		r.release()
 		return fmt.Errorf("append to pod %q: %w", podUID, err)
@@ -83,7 +83,7 @@ func (j *Journal) SaveSnapshot(ctx context.Context, snap *pb.Snapshot) error {
 		return fmt.Errorf("save snapshot of pod %q: %w", uid, err)
 	}
 	r := newRequest(kindSnapshot, uid)
-	r.snap, r.recs, r.size = snap, append(r.rec1[:0], rec), len(rec)
+	r.snap, r.recs, r.size = snap, append(r.recs, rec), len(rec)
 	if err := j.submit(ctx, r); err != nil {
 		return fmt.Errorf("save snapshot of pod %q: %w", uid, err)
 	}

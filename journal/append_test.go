@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -288,4 +290,110 @@ func TestMaxBatchBoundsCommits(t *testing.T) {
 		t.Fatalf("stats %+v: want batches of at most 10 and at least 6 commits", st)
 	}
 	wantSeqs(t, loadT(t, j, "big"), "big", 1, 25)
+}
+
+// Pooled requests keep their encoding buffers from one Append to the next:
+// every stored record must still be the one its Append encoded, whatever
+// the later Appends of the same goroutines (larger, smaller, several
+// records) wrote into the reused buffers.
+func TestReusedBuffersKeepStoredRecords(t *testing.T) {
+	const writers, rounds = 8, 30
+	dir := t.TempDir()
+	j := openT(t, dir, testOptions(t))
+	ctx := context.Background()
+	want := make([][]*pb.Envelope, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		uid := fmt.Sprintf("pod-%d", w)
+		wg.Go(func() {
+			seq := uint64(1)
+			for i := range rounds {
+				// Sizes vary by round: a small record, a large one
+				// (the buffer grows), several records in one call.
+				var batch []*pb.Envelope
+				switch i % 3 {
+				case 0:
+					batch = []*pb.Envelope{ev(uid, seq)}
+				case 1:
+					batch = []*pb.Envelope{paddedEnvelope(uid, seq, 3000+100*w)}
+				case 2:
+					batch = evs(uid, seq, 3)
+				}
+				if err := j.Append(ctx, uid, batch...); err != nil {
+					t.Error(err)
+					return
+				}
+				seq += uint64(len(batch))
+				want[w] = append(want[w], batch...)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	check := func(j *Journal) {
+		t.Helper()
+		for w := range writers {
+			uid := fmt.Sprintf("pod-%d", w)
+			s := loadT(t, j, uid)
+			if len(s.Events) != len(want[w]) {
+				t.Fatalf("%s: %d events stored, want %d", uid, len(s.Events), len(want[w]))
+			}
+			for i, e := range s.Events {
+				if !proto.Equal(e, want[w][i]) {
+					t.Fatalf("%s: stored event %d is %v, want %v", uid, i, e, want[w][i])
+				}
+			}
+		}
+		if err := j.Verify(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(j)
+	closeT(t, j)
+	check(openT(t, dir, testOptions(t)))
+}
+
+// encode appends records back to back; a record never changes when later
+// ones are encoded, also when the buffer grows, and reset keeps only
+// buffers of a bounded size.
+func TestEncodeBuffers(t *testing.T) {
+	var b encodeBuffers
+	var copies [][]byte
+	for i, size := range []int{300, 0, 5000, 0, 70000} {
+		e := paddedEnvelope("pod-a", uint64(i+1), size)
+		e.TimeUnixNano = testTime.UnixNano()
+		rec, err := b.encode("pod-a", e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cap(rec) != len(rec) {
+			t.Fatalf("record %d has capacity %d beyond its %d bytes", i, cap(rec), len(rec))
+		}
+		copies = append(copies, slices.Clone(rec))
+	}
+	for i, rec := range b.recs {
+		if !slices.Equal(rec, copies[i]) {
+			t.Fatalf("record %d changed after later records were encoded", i)
+		}
+		o := openRecord(logKey(1), sealedCopy(rec, logKey(1)))
+		if !o.intact || string(o.uid) != "pod-a" || o.seq != uint64(i+1) {
+			t.Fatalf("record %d opens as %+v", i, o)
+		}
+	}
+	b.reset()
+	if len(b.recs) != 0 || len(b.buf) != 0 {
+		t.Fatalf("reset left %d records, %d bytes", len(b.recs), len(b.buf))
+	}
+	if cap(b.buf) > maxKeptBuffer {
+		t.Fatalf("reset kept a buffer of %d bytes (max %d)", cap(b.buf), maxKeptBuffer)
+	}
+}
+
+// sealedCopy is a copy of the partly sealed record rec, sealed for key.
+func sealedCopy(rec, key []byte) []byte {
+	v := slices.Clone(rec)
+	sealKey(v, key)
+	return v
 }

@@ -46,6 +46,16 @@ func headCRC(uid []byte, seq uint64) uint32 {
 	return crc32.Update(crc32.Checksum(uid, castagnoli), castagnoli, s[:])
 }
 
+// headCRCString is headCRC for a UID held in a string. It writes the CRC's
+// input (uid || seq) into scratch and returns scratch for reuse: crc32
+// keeps no reference, and with a scratch kept by the caller (a pooled
+// request's) the append path does not allocate for it (headCRC's own
+// buffer escapes through crc32's indirect call).
+func headCRCString(scratch []byte, uid string, seq uint64) (uint32, []byte) {
+	scratch = binary.BigEndian.AppendUint64(append(scratch[:0], uid...), seq)
+	return crc32.Checksum(scratch, castagnoli), scratch
+}
+
 // newFrame returns a buffer with room for the frame before a payload that
 // the caller appends (capacity for size payload bytes).
 func newFrame(size int) []byte {
@@ -63,6 +73,11 @@ func sealPartial(v []byte, uid []byte, seq uint64) {
 	if uid != nil {
 		h = headCRC(uid, seq)
 	}
+	sealHead(v, h)
+}
+
+// sealHead is sealPartial with the head CRC h already computed.
+func sealHead(v []byte, h uint32) {
 	binary.BigEndian.PutUint32(v[frameHeadAt:], h)
 	binary.BigEndian.PutUint32(v[frameBodyAt:], partialBodyCRC(v))
 }

@@ -39,10 +39,12 @@ type request struct {
 	// ifLast: a kindDelete that applies only if the pod's stream still ends
 	// at first (DeleteAt).
 	ifLast bool
-	recs   [][]byte // kindAppend: marshalled envelopes; kindSnapshot: the snapshot
-	size   int      // bytes in recs
-	snap   *pb.Snapshot
-	ctx    context.Context // kindVerify: the caller's
+	// encodeBuffers hold recs: kindAppend's marshalled envelopes,
+	// kindSnapshot's snapshot.
+	encodeBuffers
+	size int // bytes in recs
+	snap *pb.Snapshot
+	ctx  context.Context // kindVerify: the caller's
 	// entry is the pod's index entry, looked up by the writer before an
 	// append-only transaction (nil if none yet). Writer only.
 	entry *podEntry
@@ -50,8 +52,6 @@ type request struct {
 	state atomic.Int32
 	done  chan error // buffered; receives the outcome once
 	next  *request   // in the queue's stack
-	// rec1 holds recs of a single record without allocating.
-	rec1 [1][]byte
 }
 
 var requestPool = sync.Pool{New: func() any { return &request{done: make(chan error, 1)} }}
@@ -63,11 +63,12 @@ func newRequest(kind requestKind, uid string) *request {
 }
 
 // release returns a request whose outcome its caller has received to the
-// pool. (A canceled request is not released: the writer may still look at
+// pool, with its buffers: neither the writer nor bbolt refers to them any
+// more. (A canceled request is not released: the writer may still look at
 // it.)
 func (r *request) release() {
-	r.uid, r.first, r.recs, r.size, r.snap, r.ctx, r.next, r.entry, r.ifLast = "", 0, nil, 0, nil, nil, nil, nil, false
-	r.rec1[0] = nil
+	r.uid, r.first, r.size, r.snap, r.ctx, r.next, r.entry, r.ifLast = "", 0, 0, nil, nil, nil, nil, false
+	r.encodeBuffers.reset()
 	r.state.Store(stateQueued)
 	requestPool.Put(r)
 }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"k8s.io/utils/clock"
 
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
@@ -29,49 +30,107 @@ func checkPodUID(podUID string) error {
 }
 
 // prepareEnvelopes validates the envelopes of one Append call, fills unset
-// schema versions and times, and marshals them, appending to recs.
+// schema versions and times (reading clk once, only if a time is unset),
+// and encodes them into b: one record per envelope in b.recs, size bytes in
+// all.
 //
 // Each record is framed (see frame.go) with its head CRC and the part of its
 // body CRC that does not depend on its log key: the writer adds the key
 // (sealKey) when it numbers the record.
-func prepareEnvelopes(podUID string, events []*pb.Envelope, nowNano int64, recs [][]byte) (first uint64, _ [][]byte, size int, err error) {
-	uid := []byte(podUID)
+func prepareEnvelopes(podUID string, events []*pb.Envelope, clk clock.PassiveClock, b *encodeBuffers) (first uint64, size int, err error) {
+	nowNano := int64(0)
 	for i, e := range events {
 		switch {
 		case e == nil:
-			return 0, nil, 0, fmt.Errorf("envelope %d is nil: %w", i, ErrInvalid)
+			return 0, 0, fmt.Errorf("envelope %d is nil: %w", i, ErrInvalid)
 		case e.GetPodUid() != podUID:
-			return 0, nil, 0, fmt.Errorf("envelope %d has pod_uid %q: %w", i, e.GetPodUid(), ErrInvalid)
+			return 0, 0, fmt.Errorf("envelope %d has pod_uid %q: %w", i, e.GetPodUid(), ErrInvalid)
 		case e.GetEvent() == nil || e.GetEvent().GetKind() == nil:
-			return 0, nil, 0, fmt.Errorf("envelope %d (seq %d) has no event: %w", i, e.GetSeq(), ErrInvalid)
+			return 0, 0, fmt.Errorf("envelope %d (seq %d) has no event: %w", i, e.GetSeq(), ErrInvalid)
 		case e.GetSeq() == 0:
-			return 0, nil, 0, fmt.Errorf("envelope %d has seq 0: %w", i, ErrInvalid)
+			return 0, 0, fmt.Errorf("envelope %d has seq 0: %w", i, ErrInvalid)
 		}
 		if e.SchemaVersion == 0 {
 			e.SchemaVersion = SchemaVersion
 		}
 		if e.SchemaVersion != SchemaVersion {
-			return 0, nil, 0, fmt.Errorf("envelope seq %d has schema_version %d, want %d: %w",
+			return 0, 0, fmt.Errorf("envelope seq %d has schema_version %d, want %d: %w",
 				e.GetSeq(), e.SchemaVersion, SchemaVersion, ErrSchemaVersion)
 		}
 		if i == 0 {
 			first = e.Seq
 		} else if e.Seq != first+uint64(i) {
-			return 0, nil, 0, fmt.Errorf("envelope %d has seq %d, want %d (seqs of one call must be consecutive): %w",
+			return 0, 0, fmt.Errorf("envelope %d has seq %d, want %d (seqs of one call must be consecutive): %w",
 				i, e.Seq, first+uint64(i), ErrSequence)
 		}
 		if e.TimeUnixNano == 0 {
+			if nowNano == 0 {
+				nowNano = clk.Now().UnixNano()
+			}
 			e.TimeUnixNano = nowNano
 		}
-		b, err := marshalOpts.MarshalAppend(newFrame(0), e)
+		rec, err := b.encode(podUID, e)
 		if err != nil {
-			return 0, nil, 0, fmt.Errorf("marshal envelope seq %d: %w", e.Seq, err)
+			return 0, 0, fmt.Errorf("marshal envelope seq %d: %w", e.Seq, err)
 		}
-		sealPartial(b, uid, e.Seq)
-		recs = append(recs, b)
-		size += len(b)
+		size += len(rec)
 	}
-	return first, recs, size, nil
+	return first, size, nil
+}
+
+// encodeBuffers are what an Append's records are encoded into. A pooled
+// request carries them from one Append to the next, so that appends of
+// records no larger than earlier ones encode without allocating.
+//
+// The records are handed to bbolt, which keeps referring to them until the
+// transaction ends; the buffers may be reused (reset) only once the request
+// has its outcome.
+type encodeBuffers struct {
+	// recs are the encoded records: sub-slices of buf, or of an array buf
+	// had before it grew (which they keep alive).
+	recs [][]byte
+	// buf holds the records back to back.
+	buf []byte
+	// head holds the input of the head CRC (see headCRCString).
+	head []byte
+}
+
+// maxKeptBuffer bounds the buffer a pooled request keeps between appends:
+// a rare large record (a big pod spec) is not pinned by the pool.
+const maxKeptBuffer = 64 << 10
+
+// encode frames and marshals the envelope of pod podUID at the end of b.buf
+// and adds it to b.recs, sealed but for its key.
+func (b *encodeBuffers) encode(podUID string, e *pb.Envelope) ([]byte, error) {
+	at := len(b.buf)
+	b.buf = append(b.buf, frameMagic, 0, 0, 0, 0, 0, 0, 0, 0)
+	buf, err := marshalOpts.MarshalAppend(b.buf, e)
+	if err != nil {
+		b.buf = b.buf[:at]
+		return nil, err
+	}
+	b.buf = buf
+	// The record's capacity ends with it: sealing it never touches the next.
+	rec := buf[at:len(buf):len(buf)]
+	var h uint32
+	h, b.head = headCRCString(b.head, podUID, e.Seq)
+	sealHead(rec, h)
+	b.recs = append(b.recs, rec)
+	return rec, nil
+}
+
+// reset empties b for the next request, keeping its arrays unless large.
+func (b *encodeBuffers) reset() {
+	clear(b.recs)
+	b.recs = b.recs[:0]
+	if cap(b.buf) > maxKeptBuffer {
+		b.buf = nil
+	}
+	b.buf = b.buf[:0]
+	if cap(b.head) > maxKeptBuffer {
+		b.head = nil
+	}
+	b.head = b.head[:0]
 }
 
 // prepareSnapshot validates a snapshot, fills its unset schema version and

@@ -74,12 +74,16 @@ func (j *Journal) commit(batch []*request) {
 		}
 	}
 	if !exclusive {
-		// Look the pods up in one tight loop before the transaction: the
-		// lookups are independent, so their cache misses overlap, while
-		// between bbolt Puts they would be paid one after the other. The
-		// index does not change until publish.
+		// Look the pods up in one tight loop before the transaction, and
+		// read their entries there too: the lookups are independent, so
+		// their cache misses overlap, while between bbolt Puts they would
+		// be paid one after the other. The index does not change until
+		// publish. A pod whose stored snapshot is damaged is left to
+		// append, which looks it up again and refuses the request.
 		for _, r := range batch {
-			r.entry = j.idx.pods[r.uid]
+			if e := j.idx.pods[r.uid]; e != nil && e.snapProblem == "" {
+				r.entry = e
+			}
 		}
 	}
 	if exclusive {
