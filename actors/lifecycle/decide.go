@@ -61,6 +61,14 @@ func (c Config) Decide(s *State, in Input, now time.Time) Decision {
 		}
 	}
 	d.s.decoded = decodedSpec{} // not kept past the decision (see State.decoded)
+	if len(d.events) == 0 {
+		// Nothing journaled: the fold is the input's (P changes only by
+		// Apply), so the decided state shares the input's PodState instead
+		// of keeping the copy decided on; a pod's states, and whoever holds
+		// an older one (a published status), share one PodState until an
+		// event changes it.
+		d.s.P = s.P
+	}
 	return Decision{Events: d.events, State: d.s, Effects: effects}
 }
 
