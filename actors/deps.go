@@ -58,6 +58,11 @@ type PodUpdate struct {
 	// Status is the pod's status as the PodActor computed it; it belongs to
 	// the receiver. Nil when Pod is.
 	Status *corev1.PodStatus
+	// View, when valid, is what Status was built from (View.Status()
+	// gives it again): a receiver that keeps the status until the next
+	// update keeps View instead, a few words shared with the PodActor's
+	// state in place of a status built at every publish.
+	View lifecycle.StatusView
 	// Seq is the journal sequence the status reflects; it only goes up.
 	Seq        uint64
 	AcceptedAt time.Time

@@ -583,7 +583,8 @@ func (a *podActor) publish(ctx actor.Context, now time.Time) {
 		u.AcceptedAt = time.Unix(0, a.state().P.AcceptedAtUnixNano)
 	}
 	if a.state().Pod != nil {
-		st := lifecycle.Status(a.state(), lifecycle.StatusEnv{RuntimeName: a.deps.RuntimeName, HostIP: a.deps.HostIP, Now: now})
+		u.View = lifecycle.ViewStatus(a.state(), lifecycle.StatusEnv{RuntimeName: a.deps.RuntimeName, HostIP: a.deps.HostIP, Now: now})
+		st := u.View.Status()
 		u.Pod, u.Status = a.state().Pod, &st // the pod is shared and never mutated (see PodUpdate)
 	}
 	a.deps.Status.PodStatus(u)
