@@ -173,12 +173,13 @@ func (a *podActor) Receive(ctx actor.Context) {
 		if a.appendRetry != nil {
 			a.appendRetry.Stop()
 		}
-	case *pb.PodDesired, *pb.PodUndesired, *pb.PodEvict:
-		if a.mode == withView && a.drv != nil && !a.drv.Synced() && !a.stopped {
-			a.early = append(a.early, m.(lifecycle.Input))
-			return
+	case *desire:
+		if a.drv != nil {
+			a.drv.Offer(m.msg, m.pod)
 		}
-		a.handle(ctx, m.(lifecycle.Input))
+		a.command(ctx, m.msg)
+	case *pb.PodDesired, *pb.PodUndesired, *pb.PodEvict:
+		a.command(ctx, m.(lifecycle.Input))
 	case *pb.Tick, *pb.ProbeResult:
 		a.handle(ctx, m.(lifecycle.Input))
 	case *pb.RuntimeObserved:
@@ -350,6 +351,16 @@ func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
 		a.log().Warn("effect failed", zap.String("effect", key), zap.Duration("retryAfter", retryAfter), zap.Error(m.err))
 	}
 	a.carryOut(ctx, []lifecycle.Input{m.result}, rd, now)
+}
+
+// command handles the source's wish or an eviction: held for the first
+// runtime view by an actor spawned withView (see early), else decided now.
+func (a *podActor) command(ctx actor.Context, in lifecycle.Input) {
+	if a.mode == withView && a.drv != nil && !a.drv.Synced() && !a.stopped {
+		a.early = append(a.early, in)
+		return
+	}
+	a.handle(ctx, in)
 }
 
 // handleFirst handles a runtime view, with the commands held for it (early).
