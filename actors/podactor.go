@@ -91,9 +91,11 @@ type podActor struct {
 	// back level-triggered, see appendRetry).
 	failedInputs []lifecycle.Input
 	// sync traces the sync in progress; traceLink is the span of the
-	// effect whose result it takes (tracing.go).
+	// effect whose result it takes (tracing.go), nil but while that result
+	// is handled (a pointer into the result's message: a span context is
+	// eight words that every pod's actor would carry).
 	sync      *syncTrace
-	traceLink trace.SpanContext
+	traceLink *trace.SpanContext
 }
 
 const maxFailedInputs = 64
@@ -194,9 +196,9 @@ func (a *podActor) Receive(ctx actor.Context) {
 		a.drv.Listed(true)
 		a.handleFirst(ctx, m.obs)
 	case *effectDone:
-		a.traceLink = m.span
+		a.traceLink = &m.span
 		a.effectDone(ctx, m)
-		a.traceLink = trace.SpanContext{}
+		a.traceLink = nil
 	case *retryTick:
 		a.handle(ctx, &pb.Tick{})
 	case *listFailed:
