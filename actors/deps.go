@@ -168,6 +168,9 @@ type Deps struct {
 	// mailboxes of PodActors and ContainerActors (protoactor's mailbox
 	// statistics): a queue depth gauge.
 	Mailbox actor.MailboxMiddleware
+	// mailboxOpts: mailbox() made once by withDefaults, shared by every
+	// spawn (a Props keeps its mailbox producer as long as its actor runs).
+	mailboxOpts []actor.PropsOption
 	// TracerProvider, when set, traces the pods' syncs and effects
 	// (tracing.go); nil traces nothing.
 	TracerProvider trace.TracerProvider
@@ -196,6 +199,9 @@ type EffectObserver interface {
 // in every PodActor for as long as its pod runs; messages are handled in
 // the same order.
 func (d *Deps) mailbox() []actor.PropsOption {
+	if d.mailboxOpts != nil {
+		return d.mailboxOpts
+	}
 	if d.Mailbox == nil {
 		return []actor.PropsOption{actor.WithMailbox(actor.UnboundedLockfree())}
 	}
@@ -231,5 +237,8 @@ func (d *Deps) withDefaults() {
 	}
 	if d.Lifecycle.BackoffInitial == 0 {
 		d.Lifecycle = lifecycle.DefaultConfig()
+	}
+	if d.mailboxOpts == nil {
+		d.mailboxOpts = d.mailbox()
 	}
 }
