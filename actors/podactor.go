@@ -137,7 +137,7 @@ func (a *podActor) log() *zap.Logger {
 func (a *podActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		a.ctx, a.cancel = context.WithCancel(a.parent)
+		a.ctx, a.cancel = newPodContext(a.parent)
 		st := a.initial
 		a.initial = nil // the Driver holds the state from now on
 		if st == nil {  // new, or restarted: what is on disk is the truth

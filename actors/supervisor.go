@@ -150,7 +150,7 @@ func NewSupervisorProps(ctx context.Context, deps Deps, load Loader, rec *Recove
 func (s *supervisor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		s.ctx, s.cancel = context.WithCancel(s.parent)
+		s.ctx, s.cancel = newPodContext(s.parent) // its PodActors' contexts join it by a slot in a slice
 		s.recover(ctx)
 	case *actor.Stopping:
 		s.stopping = true
