@@ -58,6 +58,11 @@ type PodUpdate struct {
 	// Status is the pod's status as the PodActor computed it; it belongs to
 	// the receiver. Nil when Pod is.
 	Status *corev1.PodStatus
+	// View, when valid, is what Status was built from (View.Status()
+	// gives it again): a receiver that keeps the status until the next
+	// update keeps View instead, a few words shared with the PodActor's
+	// state in place of a status built at every publish.
+	View lifecycle.StatusView
 	// Seq is the journal sequence the status reflects; it only goes up.
 	Seq        uint64
 	AcceptedAt time.Time
@@ -163,6 +168,9 @@ type Deps struct {
 	// mailboxes of PodActors and ContainerActors (protoactor's mailbox
 	// statistics): a queue depth gauge.
 	Mailbox actor.MailboxMiddleware
+	// mailboxOpts: mailbox() made once by withDefaults, shared by every
+	// spawn (a Props keeps its mailbox producer as long as its actor runs).
+	mailboxOpts []actor.PropsOption
 	// TracerProvider, when set, traces the pods' syncs and effects
 	// (tracing.go); nil traces nothing.
 	TracerProvider trace.TracerProvider
@@ -191,6 +199,9 @@ type EffectObserver interface {
 // in every PodActor for as long as its pod runs; messages are handled in
 // the same order.
 func (d *Deps) mailbox() []actor.PropsOption {
+	if d.mailboxOpts != nil {
+		return d.mailboxOpts
+	}
 	if d.Mailbox == nil {
 		return []actor.PropsOption{actor.WithMailbox(actor.UnboundedLockfree())}
 	}
@@ -226,5 +237,8 @@ func (d *Deps) withDefaults() {
 	}
 	if d.Lifecycle.BackoffInitial == 0 {
 		d.Lifecycle = lifecycle.DefaultConfig()
+	}
+	if d.mailboxOpts == nil {
+		d.mailboxOpts = d.mailbox()
 	}
 }

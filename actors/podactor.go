@@ -91,9 +91,11 @@ type podActor struct {
 	// back level-triggered, see appendRetry).
 	failedInputs []lifecycle.Input
 	// sync traces the sync in progress; traceLink is the span of the
-	// effect whose result it takes (tracing.go).
+	// effect whose result it takes (tracing.go), nil but while that result
+	// is handled (a pointer into the result's message: a span context is
+	// eight words that every pod's actor would carry).
 	sync      *syncTrace
-	traceLink trace.SpanContext
+	traceLink *trace.SpanContext
 }
 
 const maxFailedInputs = 64
@@ -135,7 +137,7 @@ func (a *podActor) log() *zap.Logger {
 func (a *podActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		a.ctx, a.cancel = context.WithCancel(a.parent)
+		a.ctx, a.cancel = newPodContext(a.parent)
 		st := a.initial
 		a.initial = nil // the Driver holds the state from now on
 		if st == nil {  // new, or restarted: what is on disk is the truth
@@ -173,12 +175,13 @@ func (a *podActor) Receive(ctx actor.Context) {
 		if a.appendRetry != nil {
 			a.appendRetry.Stop()
 		}
-	case *pb.PodDesired, *pb.PodUndesired, *pb.PodEvict:
-		if a.mode == withView && a.drv != nil && !a.drv.Synced() && !a.stopped {
-			a.early = append(a.early, m.(lifecycle.Input))
-			return
+	case *desire:
+		if a.drv != nil {
+			a.drv.Offer(m.msg, m.pod)
 		}
-		a.handle(ctx, m.(lifecycle.Input))
+		a.command(ctx, m.msg)
+	case *pb.PodDesired, *pb.PodUndesired, *pb.PodEvict:
+		a.command(ctx, m.(lifecycle.Input))
 	case *pb.Tick, *pb.ProbeResult:
 		a.handle(ctx, m.(lifecycle.Input))
 	case *pb.RuntimeObserved:
@@ -193,9 +196,9 @@ func (a *podActor) Receive(ctx actor.Context) {
 		a.drv.Listed(true)
 		a.handleFirst(ctx, m.obs)
 	case *effectDone:
-		a.traceLink = m.span
+		a.traceLink = &m.span
 		a.effectDone(ctx, m)
-		a.traceLink = trace.SpanContext{}
+		a.traceLink = nil
 	case *retryTick:
 		a.handle(ctx, &pb.Tick{})
 	case *listFailed:
@@ -350,6 +353,16 @@ func (a *podActor) effectDone(ctx actor.Context, m *effectDone) {
 		a.log().Warn("effect failed", zap.String("effect", key), zap.Duration("retryAfter", retryAfter), zap.Error(m.err))
 	}
 	a.carryOut(ctx, []lifecycle.Input{m.result}, rd, now)
+}
+
+// command handles the source's wish or an eviction: held for the first
+// runtime view by an actor spawned withView (see early), else decided now.
+func (a *podActor) command(ctx actor.Context, in lifecycle.Input) {
+	if a.mode == withView && a.drv != nil && !a.drv.Synced() && !a.stopped {
+		a.early = append(a.early, in)
+		return
+	}
+	a.handle(ctx, in)
 }
 
 // handleFirst handles a runtime view, with the commands held for it (early).
@@ -583,7 +596,8 @@ func (a *podActor) publish(ctx actor.Context, now time.Time) {
 		u.AcceptedAt = time.Unix(0, a.state().P.AcceptedAtUnixNano)
 	}
 	if a.state().Pod != nil {
-		st := lifecycle.Status(a.state(), lifecycle.StatusEnv{RuntimeName: a.deps.RuntimeName, HostIP: a.deps.HostIP, Now: now})
+		u.View = lifecycle.ViewStatus(a.state(), lifecycle.StatusEnv{RuntimeName: a.deps.RuntimeName, HostIP: a.deps.HostIP, Now: now})
+		st := u.View.Status()
 		u.Pod, u.Status = a.state().Pod, &st // the pod is shared and never mutated (see PodUpdate)
 	}
 	a.deps.Status.PodStatus(u)

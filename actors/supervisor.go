@@ -114,6 +114,16 @@ type desiredPod struct {
 	digest [sha256.Size]byte
 }
 
+// desire is a source's wish as the Supervisor sends it to the pod's actor
+// (and answers a resync with): the PodDesired to decide, and the source's
+// pod object it encodes, which the core keeps as the pod's spec in place of
+// its own decoding when the two are equal (lifecycle.Driver.Offer), so the
+// node holds the pod in one shape. The pod is shared and never mutated.
+type desire struct {
+	msg *pb.PodDesired
+	pod *corev1.Pod
+}
+
 // resync is a (re)started PodActor asking for its pod's desired state.
 type resync struct{ uid string }
 
@@ -143,7 +153,7 @@ func NewSupervisorProps(ctx context.Context, deps Deps, load Loader, rec *Recove
 func (s *supervisor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		s.ctx, s.cancel = context.WithCancel(s.parent)
+		s.ctx, s.cancel = newPodContext(s.parent) // its PodActors' contexts join it by a slot in a slice
 		s.recover(ctx)
 	case *actor.Stopping:
 		s.stopping = true
@@ -182,7 +192,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 				msg, _ := desiredMsg(d.pod, name)
 				msg.RejectReason, msg.RejectMessage = s.admitted.admit(d.pod)
 				pid := s.spawn(ctx, m.uid, nil, withView)
-				ctx.Send(pid, msg)
+				ctx.Send(pid, &desire{msg: msg, pod: d.pod})
 				ctx.Send(pid, &pb.RuntimeObserved{PodUid: m.uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano(), ListedEpoch: s.deps.Epochs.Now(), ReturnedEpoch: s.deps.Epochs.Now()})
 				break
 			}
@@ -193,7 +203,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		if name, d, ok := s.wish(m.uid); ok {
 			msg, _ := desiredMsg(d.pod, name)
 			s.judgeResize(msg, d.pod)
-			ctx.Respond(msg)
+			ctx.Respond(&desire{msg: msg, pod: d.pod})
 			return
 		}
 		ctx.Respond(&pb.PodUndesired{Reason: "Removed"})
@@ -228,7 +238,7 @@ func (s *supervisor) recover(ctx actor.Context) {
 		}
 	}
 	// Pods new to the journal are admitted in the sources' order.
-	want := map[string]*pb.PodDesired{}
+	want := map[string]*desire{}
 	for _, src := range rec.Sources {
 		s.desired[src.Source] = map[string]desiredPod{}
 		for _, pod := range src.Pods {
@@ -239,7 +249,7 @@ func (s *supervisor) recover(ctx actor.Context) {
 				msg.RejectReason, msg.RejectMessage = s.admitted.admit(pod)
 			}
 			s.judgeResize(msg, pod)
-			want[uid] = msg
+			want[uid] = &desire{msg: msg, pod: pod}
 		}
 	}
 	for uid := range want {
@@ -330,7 +340,7 @@ func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {
 		}
 		if pid, ok := s.pods[uid]; ok {
 			s.judgeResize(msg, pod)
-			ctx.Send(pid, msg)
+			ctx.Send(pid, &desire{msg: msg, pod: pod})
 			continue
 		}
 		// A pod new to this process. The runtime has nothing of it: the
@@ -339,7 +349,7 @@ func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {
 		// its first view is the empty one, without a listing.
 		msg.RejectReason, msg.RejectMessage = s.admitted.admit(pod)
 		pid := s.spawn(ctx, uid, nil, withView)
-		ctx.Send(pid, msg)
+		ctx.Send(pid, &desire{msg: msg, pod: pod})
 		ctx.Send(pid, &pb.RuntimeObserved{PodUid: uid, Complete: true, ListedAtUnixNano: s.deps.Clock.Now().UnixNano(), ListedEpoch: s.deps.Epochs.Now(), ReturnedEpoch: s.deps.Epochs.Now()})
 	}
 	gone := slices.Collect(maps.Keys(prev))

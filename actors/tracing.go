@@ -69,7 +69,10 @@ func (a *podActor) beginSync(in lifecycle.Input, now time.Time, events []*pb.Env
 	attrs := append(tracing.Pod(a.uid, ns, podName),
 		tracing.UpdateTypeKey.String(updateType(in, a.state())),
 		tracing.InputKey.String(string(in.ProtoReflect().Descriptor().Name())))
-	s := &syncTrace{tracer: a.deps.TracerProvider.Tracer(tracing.InstrumentationScope), name: name, start: now, attrs: attrs, link: a.traceLink}
+	s := &syncTrace{tracer: a.deps.TracerProvider.Tracer(tracing.InstrumentationScope), name: name, start: now, attrs: attrs}
+	if a.traceLink != nil {
+		s.link = *a.traceLink
+	}
 	a.sync = s
 	if n := len(events); n > 0 {
 		sp := s.open()

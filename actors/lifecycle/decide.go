@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,7 +51,7 @@ const maxPlanRounds = 16
 const ReasonCreateContainerConfigError = "CreateContainerConfigError"
 
 func (c Config) Decide(s *State, in Input, now time.Time) Decision {
-	d := &decider{cfg: c, s: s.Clone(), now: now}
+	d := &decider{cfg: c, s: s.Clone(), now: now, source: s.source}
 	d.react(in)
 	var effects []Effect
 	for range maxPlanRounds {
@@ -61,6 +62,14 @@ func (c Config) Decide(s *State, in Input, now time.Time) Decision {
 		}
 	}
 	d.s.decoded = decodedSpec{} // not kept past the decision (see State.decoded)
+	if len(d.events) == 0 {
+		// Nothing journaled: the fold is the input's (P changes only by
+		// Apply), so the decided state shares the input's PodState instead
+		// of keeping the copy decided on; a pod's states, and whoever holds
+		// an older one (a published status), share one PodState until an
+		// event changes it.
+		d.s.P = s.P
+	}
 	return Decision{Events: d.events, State: d.s, Effects: effects}
 }
 
@@ -83,6 +92,8 @@ type decider struct {
 	// viewEpoch: when the runtime view this input is returned (its
 	// returned_epoch): what the view makes the core adopt is stamped with it.
 	viewEpoch uint64
+	// source: the source's object of this input (see State.source).
+	source *corev1.Pod
 }
 
 func (d *decider) emit(ev *pb.Event) {
@@ -147,6 +158,12 @@ func (d *decider) desired(in *pb.PodDesired) {
 	} else if pod, err = DecodePod(in.PodJson); err == nil {
 		stored, digest = storedSpec(pod)
 		if bytes.Equal(stored, in.PodJson) {
+			if d.source != nil && reflect.DeepEqual(d.source, pod) {
+				// The source's own object, as decoded: kept in place of
+				// the decoding (which goes), shared read-only as the state's
+				// pods are.
+				pod = d.source
+			}
 			d.s.decoded = decodedSpec{json: stored, pod: pod}
 		}
 	}

@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
@@ -51,6 +53,12 @@ type Driver struct {
 	fresh    map[string]bool
 	retries  map[string]int
 	blocked  map[string]time.Time
+
+	// offer: the source's object of a PodDesired to decide (Offer).
+	offer struct {
+		in  *pb.PodDesired
+		pod *corev1.Pod
+	}
 
 	synced    bool
 	listing   bool
@@ -131,6 +139,16 @@ type Dispatch struct {
 	Retry bool
 }
 
+// Offer hands over the source's own object of in, a PodDesired about to
+// be stepped (its PodJson encodes pod): if decoding in gives a pod deeply
+// equal to it, the state keeps pod as its spec instead of the decoding, so
+// that the source and the core share one copy. Equal objects behave the
+// same: what is decided and journaled does not change. Only the next Step
+// of in uses it; pod must never be changed by anyone from then on.
+func (d *Driver) Offer(in *pb.PodDesired, pod *corev1.Pod) {
+	d.offer.in, d.offer.pod = in, pod
+}
+
 // Step decides in at now. A *pb.RuntimeObserved also opens the way for
 // effects (the first view) and for those that succeeded since the last one.
 // With more inputs, each is decided on the state the one before decided,
@@ -144,12 +162,18 @@ func (d *Driver) Step(in Input, now time.Time, more ...Input) Ready {
 			d.synced = true
 			d.done = nil
 		}
-		nd := d.cfg.Decide(st, next, now)
+		cur := st
+		if pd, ok := next.(*pb.PodDesired); ok && pd == d.offer.in {
+			c := *st
+			c.source, cur = d.offer.pod, &c
+		}
+		nd := d.cfg.Decide(cur, next, now)
 		if i > 0 {
 			nd.Events = append(dec.Events, nd.Events...)
 		}
 		dec, st = nd, nd.State
 	}
+	d.offer.in, d.offer.pod = nil, nil
 	return Ready{Events: dec.Events, dec: &dec, now: now}
 }
 

@@ -204,7 +204,17 @@ func TestReplayRebuildsState(t *testing.T) {
 		podJSON, _ := jsonMarshal(pod)
 
 		step := func(in lifecycle.Input) {
+			before := proto.Clone(state.P)
 			dec := cfg.Decide(state, in, now)
+			// The input state is never changed (an adopted state is shared
+			// by the published status), and a decision that journals
+			// nothing keeps its PodState rather than a copy.
+			if !proto.Equal(before, state.P) {
+				t.Fatalf("Decide changed its input state:\nbefore: %v\nafter:  %v", before, state.P)
+			}
+			if len(dec.Events) == 0 && dec.State.P != state.P {
+				t.Fatalf("a decision without events (input %T) keeps a copy of the PodState", in)
+			}
 			for _, env := range dec.Events {
 				if want := uint64(len(journal) + 1); env.Seq != want {
 					t.Fatalf("event seq %d, want %d", env.Seq, want)

@@ -34,6 +34,13 @@ type State struct {
 	// DecodePod is deterministic: the same bytes give the same pod, so a
 	// replay, which decodes, folds the same state. Never journaled.
 	decoded decodedSpec
+	// source: the source's own object of the PodDesired being decided
+	// (Driver.Offer), kept as the spec in place of the pod decoded from its
+	// JSON when the two are deeply equal, so that the node holds the pod in
+	// one shape. Equal objects behave the same, so the state folds as a
+	// replay, which decodes, does. Only on the state handed to Decide;
+	// never cloned, never journaled.
+	source *corev1.Pod
 }
 
 // decodedSpec is a pod and the JSON it was decoded from.

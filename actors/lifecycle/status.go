@@ -18,6 +18,33 @@ type StatusEnv struct {
 	Now         time.Time
 }
 
+// StatusView is what Status reads of one adopted state, with the
+// environment it was published in: a holder of a published status (the
+// node's status cache) keeps it instead of the status, and builds the status
+// when asked. Status is pure, so it gives the status that was published.
+// It shares the state's PodState and pods, which are never changed once a
+// state is adopted (Decide works on a copy and keeps the input's PodState
+// when it journals nothing): it costs a few words, not a status.
+type StatusView struct {
+	p       *pb.PodState
+	pod     *corev1.Pod
+	desired *corev1.Pod
+	env     StatusEnv
+}
+
+// ViewStatus returns the StatusView of s in env.
+func ViewStatus(s *State, env StatusEnv) StatusView {
+	return StatusView{p: s.P, pod: s.Pod, desired: s.desired, env: env}
+}
+
+// Valid reports whether v is a state's view (the zero StatusView is not).
+func (v StatusView) Valid() bool { return v.p != nil }
+
+// Status is Status of the viewed state in its environment.
+func (v StatusView) Status() corev1.PodStatus {
+	return Status(&State{P: v.p, Pod: v.pod, desired: v.desired}, v.env)
+}
+
 // Status computes the pod's v1 status the way the kubelet does, from the
 // state alone.
 func Status(s *State, env StatusEnv) corev1.PodStatus {

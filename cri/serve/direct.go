@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"context"
+
 	"github.com/fullstorydev/grpchan"
 	"github.com/fullstorydev/grpchan/inprocgrpc"
 	"google.golang.org/grpc"
@@ -47,11 +49,34 @@ func Direct(rt Runtime, o DirectOptions) (conn grpc.ClientConnInterface, stop fu
 		ch.WithClientStatsHandler(o.ClientStats)
 	}
 	l := newLife(errDirectStopped)
-	reg := grpchan.WithStreamInterceptors(grpchan.WithUnaryInterceptors(ch, append([]grpc.UnaryServerInterceptor{l.unary}, o.Unary...)...),
+	reg := grpchan.WithStreamInterceptors(grpchan.WithUnaryInterceptors(ch, o.Unary...),
 		append([]grpc.StreamServerInterceptor{l.stream, sendEmptyHeaders}, o.Stream...)...)
 	runtimeapi.RegisterRuntimeServiceServer(reg, rt)
 	runtimeapi.RegisterImageServiceServer(reg, rt)
-	return ch, l.end
+	return &directConn{Channel: ch, life: l}, l.end
+}
+
+// directConn binds a unary call to the connection's life on the caller's
+// side, before the channel: the caller's context is a context package's
+// own, which a child joins without a goroutine. Bound on the server's
+// side, as a stream is, the child's parent would be the channel's server
+// context, which hides its values and so the cancellation it derives from:
+// context.WithCancel then starts a goroutine to watch it, one more for
+// every call in flight (and the runtime never frees a goroutine's
+// descriptor, so a burst of calls leaves the process larger for good).
+type directConn struct {
+	*inprocgrpc.Channel
+	life *life
+}
+
+// Invoke implements grpc.ClientConnInterface.
+func (c *directConn) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
+	ctx, done, err := c.life.bind(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return c.Channel.Invoke(ctx, method, req, reply, opts...)
 }
 
 // copyMessage sets out to a deep copy of in, two messages of one type

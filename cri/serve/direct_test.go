@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
 	"time"
 
@@ -155,5 +156,42 @@ func TestDirectStopEndsCallsAndStreams(t *testing.T) {
 	}
 	if _, err := rc.Version(ctx, &runtimeapi.VersionRequest{}); status.Code(err) != codes.Unavailable {
 		t.Errorf("Version after stop: %v, want Unavailable", err)
+	}
+}
+
+// A unary call in flight costs its caller's goroutine and the one its
+// handler runs in, no third: binding it to the connection's life adds no
+// goroutine watching a context (the runtime keeps a goroutine's descriptor
+// for good, so a burst of calls would leave the process larger).
+func TestDirectCallsInFlightStartNoWatchers(t *testing.T) {
+	const calls = 64
+	rt := &shared{version: &runtimeapi.VersionResponse{}, waiting: make(chan struct{}, calls)}
+	conn, stop := Direct(rt, DirectOptions{})
+	defer stop()
+	rc := runtimeapi.NewRuntimeServiceClient(conn)
+	ctx, cancel := context.WithCancel(context.Background()) // a node's contexts are the context package's own
+	defer cancel()
+
+	before := runtime.NumGoroutine()
+	ended := make(chan error, calls)
+	for range calls {
+		go func() {
+			_, err := rc.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: "p"})
+			ended <- err
+		}()
+	}
+	for range calls {
+		<-rt.waiting
+	}
+	// Every handler is waiting on its context; the count cannot drop below
+	// what they hold until cancel.
+	if extra := runtime.NumGoroutine() - before; extra > 2*calls+calls/4 {
+		t.Errorf("%d calls in flight hold %d goroutines, want at most %d (caller and handler each)", calls, extra, 2*calls+calls/4)
+	}
+	cancel()
+	for range calls {
+		if err := <-ended; status.Code(err) != codes.Canceled {
+			t.Errorf("a call ended with %v, want Canceled", err)
+		}
 	}
 }

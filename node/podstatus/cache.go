@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/actors/lifecycle"
 )
 
 // Cache is the node's view of its pods' statuses. It is safe for concurrent
@@ -33,7 +34,11 @@ var _ actors.StatusSink = (*Cache)(nil)
 type entry struct {
 	seq uint64
 	pod *corev1.Pod // shared with its PodActor, never mutated; nil: an orphan
-	// status is the pod's status; the pod's own Status field is empty.
+	// view is what the pod's status is built from when asked (see
+	// actors.PodUpdate.View): it shares the PodActor's state, where a
+	// status kept would be a second shape of the pod. status is kept only
+	// for an update without a view; the pod's own Status field is empty.
+	view   lifecycle.StatusView
 	status *corev1.PodStatus
 	share  share
 	// startObserved: the pod start duration was observed (or deliberately
@@ -59,10 +64,13 @@ func New(reg prometheus.Registerer, clk clock.PassiveClock) *Cache {
 
 // PodStatus stores u's pod and status unless the Cache holds a status with
 // the same or a newer Seq for u.UID; a Removed update forgets the UID. Both
-// are kept as they are, not copied: per actors.PodUpdate the pod is shared
-// with (and never mutated by) the PodActor and the status is the Cache's;
-// the Cache hands out only copies. It implements actors.StatusSink and
-// never blocks for longer than a map update.
+// are kept as they are, not copied: per actors.PodUpdate the pod and the
+// view are shared with (and never mutated by) the PodActor, and the status
+// is the Cache's. Of the status it keeps u.View when valid (the status is
+// built from it when asked, as it was for u) and u.Status otherwise; u.Status
+// is read for the metrics either way. The Cache hands out only copies. It
+// implements actors.StatusSink and never blocks for longer than a map
+// update.
 func (c *Cache) PodStatus(u actors.PodUpdate) {
 	var pod, view *corev1.Pod
 	if !u.Removed && u.Pod != nil {
@@ -90,7 +98,12 @@ func (c *Cache) PodStatus(u actors.PodUpdate) {
 		return
 	}
 
-	e := &entry{seq: u.Seq, pod: pod, status: u.Status, share: shareOf(view)}
+	e := &entry{seq: u.Seq, pod: pod, share: shareOf(view)}
+	if u.View.Valid() {
+		e.view = u.View
+	} else {
+		e.status = u.Status
+	}
 	if old != nil {
 		c.m.add(old.share, -1)
 		e.startObserved = old.startObserved
@@ -172,7 +185,13 @@ func (c *Cache) Find(namespace, name, uid string) (*corev1.Pod, bool) {
 // copy returns the entry's pod with its status, as a deep copy.
 func (e *entry) copy() *corev1.Pod {
 	p := e.pod.DeepCopy()
-	if e.status != nil {
+	switch {
+	case e.view.Valid():
+		// Built afresh, but it may share parts of the spec (resources):
+		// copied as a stored status is.
+		st := e.view.Status()
+		st.DeepCopyInto(&p.Status)
+	case e.status != nil:
 		e.status.DeepCopyInto(&p.Status)
 	}
 	return p
