@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -108,26 +107,11 @@ func TestFleetClientsImpersonateOverOneTransport(t *testing.T) {
 	}
 	srv.StartTLS()
 	defer srv.Close()
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kc, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: true}}]
-users: [{name: admin, user: {token: admin-token}}]
-contexts: [{name: c, context: {cluster: c, user: admin}}]
-current-context: c
-`, srv.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	clients, err := newFleetClients(kc)
+	clients, err := newFleetClients(writeKubeconfig(t, srv.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fleetFlags{nodes: 2, namePrefix: "fleet-", rootDir: t.TempDir(), journal: journalDisk, maxPods: 110,
-		statusUpdate: 10e9, leaseSeconds: 40, apiQPS: 50, apiBurst: 100, shutdownGrace: 10e9, log: logOptions{level: "info", format: "json"}}
-	ncs, err := f.nodeConfigs(f.rootDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ncs := twoNodeConfigs(t)
 	ctx := context.Background()
 	for _, nc := range ncs {
 		c, err := clients.forNode(nc)
