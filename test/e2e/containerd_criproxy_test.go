@@ -72,8 +72,9 @@ func TestContainerdThroughCRIProxy(t *testing.T) {
 			}
 			return e.manifest(podSpec{name: name, containers: []containerSpec{{name: "app", args: args}}})
 		},
-		extra:        []string{"--runtime-request-timeout", "10s"},
-		failedStarts: true,
+		extra:         []string{"--runtime-request-timeout", "10s"},
+		failedStarts:  true,
+		strandedTasks: true,
 	}, d, 3)
 	report := px.stopReport(t)
 	t.Logf("faults injected: %v", report)

@@ -52,6 +52,13 @@ type churnRuntime struct {
 	// cri-proxy's faults: a restart cuts a StartContainer in flight, and
 	// containerd leaves the container EXITED with StartError.)
 	failedStarts bool
+	// strandedTasks: a start cut inside containerd's task creation leaves
+	// an EXITED container (StartError, "failed to create containerd task")
+	// whose task containerd keeps, so RemoveContainer refuses it; actorlet
+	// ends such a task through containerd's own task service, which a
+	// CRI-only proxy (cri-proxy) does not pass on. Such containers stay,
+	// and are not counted against a crashing pod.
+	strandedTasks bool
 }
 
 // runChurn churns static pods (adds, removals, crashing containers) and
@@ -238,7 +245,7 @@ func checkConverged(t *testing.T, rt churnRuntime, d nodeDirs, n *node, desired 
 				}
 				return false, fmt.Sprintf("steady pod %s (%s): %d containers, %d running: %s", name, v.UID, len(v.Containers), running, strings.Join(cs, "; "))
 			}
-			if crash && len(v.Containers) > 2 {
+			if crash && len(v.Containers)-stranded(rt, v.Containers) > 2 {
 				return false, fmt.Sprintf("crashing pod %s keeps %d containers", name, len(v.Containers))
 			}
 		}
@@ -281,6 +288,22 @@ func checkConverged(t *testing.T, rt churnRuntime, d nodeDirs, n *node, desired 
 
 // neverRan reports whether every container of cs that is not running
 // exited without ever having started (a failed start).
+// stranded counts the containers of cs whose start was cut inside
+// containerd's task creation, when rt cannot end their tasks (see
+// churnRuntime.strandedTasks); else 0.
+func stranded(rt churnRuntime, cs []cri.Container) int {
+	if !rt.strandedTasks {
+		return 0
+	}
+	n := 0
+	for _, c := range cs {
+		if c.State == cri.ContainerExited && c.Reason == "StartError" && strings.Contains(c.Message, "failed to create containerd task") {
+			n++
+		}
+	}
+	return n
+}
+
 func neverRan(cs []cri.Container) bool {
 	for _, c := range cs {
 		if c.State != cri.ContainerRunning && (c.State != cri.ContainerExited || !c.StartedAt.IsZero()) {
