@@ -182,7 +182,7 @@ func (s *Source) Run(ctx context.Context, sink func([]*corev1.Pod)) error {
 	var last []*corev1.Pod
 	deliver := func() {
 		set := s.set()
-		if slices.Equal(set, last) || slices.EqualFunc(set, last, samePod) {
+		if slices.Equal(set, last) { // an unchanged pod is handed on as the same copy (set)
 			return
 		}
 		last = set
@@ -278,8 +278,4 @@ func sameDesired(old *corev1.Pod, obj any) bool {
 	a.ResourceVersion, a.ManagedFields = "", nil
 	b.ResourceVersion, b.ManagedFields = "", nil
 	return apiequality.Semantic.DeepEqual(a, b) && apiequality.Semantic.DeepEqual(old.Spec, p.Spec)
-}
-
-func samePod(a, b *corev1.Pod) bool {
-	return a.UID == b.UID && apiequality.Semantic.DeepEqual(a, b)
 }
