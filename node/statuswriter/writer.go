@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -161,18 +162,9 @@ func (w *Writer) Run(ctx context.Context) {
 	}
 	// The resync on Run's own goroutine (thousands of a fleet's nodes
 	// each had one more for it).
-	resync := time.NewTicker(w.opts.ResyncPeriod)
-	defer resync.Stop()
-	for {
-		w.resync()
-		select {
-		case <-ctx.Done():
-			w.queue.ShutDown()
-			wg.Wait()
-			return
-		case <-resync.C:
-		}
-	}
+	wait.UntilWithContext(ctx, func(context.Context) { w.resync() }, w.opts.ResyncPeriod)
+	w.queue.ShutDown()
+	wg.Wait()
 }
 
 // resync queues every pod, to be checked.
