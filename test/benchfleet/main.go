@@ -39,6 +39,7 @@ type config struct {
 	fleetAddress, kwokAddr  string
 	fleetArgs               string
 	fleetMemLimit           string
+	placement               string
 }
 
 func parseFlags() *config {
@@ -66,9 +67,13 @@ func parseFlags() *config {
 	flag.StringVar(&c.fleetAddress, "fleet-status-address", "127.0.0.1:31000", "actorlet fleet's --status-address")
 	flag.StringVar(&c.kwokAddr, "kwok-server-address", "127.0.0.1:31001", "kwok's --server-address")
 	flag.StringVar(&c.fleetArgs, "fleet-args", "", "more flags of actorlet fleet, space-separated")
+	flag.StringVar(&c.placement, "placement", placementScheduler, "how pods reach the nodes: scheduler (Deployments, kube-scheduler binds them) or direct (the bench creates them bound to the nodes round-robin and deletes them one by one)")
 	flag.StringVar(&c.fleetMemLimit, "fleet-gomemlimit", "", "the fleet process's GOMEMLIMIT (e.g. 1800MiB; default none)")
 	flag.Parse()
 	c.sides = strings.Split(sides, ",")
+	if c.placement != placementScheduler && c.placement != placementDirect {
+		log.Fatalf("-placement %q: want %s or %s", c.placement, placementScheduler, placementDirect)
+	}
 	return c
 }
 
@@ -114,8 +119,8 @@ func main() {
 		}
 		rows = append(rows, r)
 	}
-	text := fmt.Sprintf("benchfleet %s, commit %s: %d nodes, %d pods, steady %s, faulty %d pods held %s; control plane QPS %d, apiserver inflight %d\n\n%s",
-		started.Format("2006-01-02 15:04 UTC"), commit(), c.nodes, c.pods, c.steady, c.faultyPods, c.faultySteady, c.qps, c.inflight, markdownTable(rows))
+	text := fmt.Sprintf("benchfleet %s, commit %s: %d nodes, %d pods, steady %s, faulty %d pods held %s; pods placed by %s; control plane QPS %d, apiserver inflight %d\n\n%s",
+		started.Format("2006-01-02 15:04 UTC"), commit(), c.nodes, c.pods, c.steady, c.faultyPods, c.faultySteady, c.placement, c.qps, c.inflight, markdownTable(rows))
 	if c.fleetMemLimit != "" {
 		text += "\nactorlet fleet ran with GOMEMLIMIT=" + c.fleetMemLimit + "\n"
 	}

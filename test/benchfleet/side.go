@@ -146,14 +146,21 @@ func (s *side) nodesReady(ctx context.Context, n int) error {
 		func() string { return fmt.Sprintf("%d of %d nodes Ready", s.w.readyNodes(), n) })
 }
 
-// podsUp creates the Deployments and waits until all their pods are up.
+// podsUp creates the pods (as Deployments, or bound to the nodes with
+// -placement direct) and waits until all of them are up.
 func (s *side) podsUp(ctx context.Context, ds ...int32Deployment) error {
 	want := 0
 	for _, d := range ds {
+		want += int(d.n)
+		if s.cfg.placement == placementDirect {
+			if err := createBoundPods(ctx, s.cs, namespace, d.name, d.role, int(d.n), s.w.readyNodeNames()); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := s.cs.AppsV1().Deployments(namespace).Create(ctx, deployment(d.name, d.role, d.n), metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create deployment %s: %w", d.name, err)
 		}
-		want += int(d.n)
 	}
 	return s.waitUntil(ctx, s.cfg.timeout, func() bool { total, up := s.w.podCounts(); return total == want && up == want },
 		func() string {
@@ -185,8 +192,14 @@ func (s *side) hold(ctx context.Context, d time.Duration) error {
 
 // podsGone scales the Deployments to 0 and waits until no pod is left; if
 // pods not yet being deleted remain after deleteFallback, it deletes those
-// one by one. Then it deletes the Deployments.
+// one by one. Then it deletes the Deployments. With -placement direct it
+// deletes every pod one by one and waits until none is left.
 func (s *side) podsGone(ctx context.Context) error {
+	if s.cfg.placement == placementDirect {
+		s.deleteAllPods(ctx)
+		return s.waitUntil(ctx, s.cfg.timeout, func() bool { total, _ := s.w.podCounts(); return total == 0 },
+			func() string { total, _ := s.w.podCounts(); return fmt.Sprintf("%d pods left", total) })
+	}
 	if err := scaleToZero(ctx, s.cs, namespace); err != nil {
 		return err
 	}

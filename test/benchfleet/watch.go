@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -154,6 +155,18 @@ func (w *watch) readyNodes() int {
 		}
 	}
 	return n
+}
+
+// readyNodeNames are the names of the bench's Ready nodes, sorted.
+func (w *watch) readyNodeNames() []string {
+	var names []string
+	for _, o := range w.nodes.List() {
+		if node, ok := o.(*corev1.Node); ok && strings.HasPrefix(node.Name, w.prefix) && nodeReady(node) {
+			names = append(names, node.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // podCounts counts the bench's pods: all of them, and those that count as

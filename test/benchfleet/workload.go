@@ -36,6 +36,21 @@ const (
 // deployment is the Deployment name of n pods of one role, kept on the
 // bench's nodes.
 func deployment(name, role string, n int32) *appsv1.Deployment {
+	t := podTemplate(name, role)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &n,
+			Selector: &metav1.LabelSelector{MatchLabels: t.Labels},
+			Template: t,
+		},
+	}
+}
+
+// podTemplate is the pod of one role of the workload name: selecting and
+// tolerating the bench's nodes, its behaviour (for actorlet's simulated
+// runtime) by role.
+func podTemplate(name, role string) corev1.PodTemplateSpec {
 	labels := map[string]string{"app": name, roleLabel: role}
 	c := corev1.Container{Name: "c", Image: "registry.k8s.io/pause:3.10", ImagePullPolicy: corev1.PullIfNotPresent}
 	switch role {
@@ -51,20 +66,13 @@ func deployment(name, role string, n int32) *appsv1.Deployment {
 		}
 	}
 	grace := int64(5)
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &n,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					Containers:                    []corev1.Container{c},
-					NodeSelector:                  map[string]string{fleetLabel: "true"},
-					Tolerations:                   []corev1.Toleration{{Key: fleetLabel, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-					TerminationGracePeriodSeconds: &grace,
-				},
-			},
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec: corev1.PodSpec{
+			Containers:                    []corev1.Container{c},
+			NodeSelector:                  map[string]string{fleetLabel: "true"},
+			Tolerations:                   []corev1.Toleration{{Key: fleetLabel, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			TerminationGracePeriodSeconds: &grace,
 		},
 	}
 }
