@@ -282,10 +282,10 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 
 	// One event broadcaster for every node: each node's events are
 	// written by its own client, as the node. Each node's correlator
-	// remembers events in proportion to the pods it may run, not
-	// client-go's 4,096 per cache: a kubelet's caches fill up over a
-	// long life of pods coming and going (about 470 bytes an entry, three
-	// caches), which for a thousand nodes in one process is gigabytes.
+	// remembers as many events as the pods it may run, not client-go's
+	// 4,096 per cache: a kubelet's caches fill up over a long life of
+	// pods coming and going (about 470 bytes an entry, three caches),
+	// which for a thousand nodes in one process is gigabytes.
 	events, err := eventhub.New(eventhub.Options{Scheme: scheme.Scheme, Logger: log.Named("events"),
 		Correlator: record.CorrelatorOptions{LRUCacheSize: fleetEventCacheSize(f.maxPods)}})
 	if err != nil {
@@ -501,10 +501,13 @@ func stopFleetNodes(nodes []*fleetNode, grace time.Duration, log *zap.Logger) {
 }
 
 // fleetEventCacheSize is the size of each cache of a fleet node's event
-// correlator: room for the events of max pods at a time (a pod's Pulled,
-// Created, Started and Killing), within client-go's default. Evicted are
-// the least recently seen, so a crash-looping pod's BackOff events still
-// aggregate.
-func fleetEventCacheSize(max int32) int {
-	return min(4*int(max), 4096)
+// correlator: one entry per pod the node may run. What the correlator is
+// for, counting a repeated event (a crash loop's BackOff, a failing
+// probe's Unhealthy) into one Event and rate-limiting a noisy pod, needs
+// the pods' recent, repeating events, and the caches evict the least
+// recently seen first: a pod's once-only events (Pulled, Created, Started)
+// go before a repeating one. Room for all of them, 4 per pod, was about
+// 3 KB per running pod in a fleet of 100 pods a node.
+func fleetEventCacheSize(maxPods int32) int {
+	return min(max(int(maxPods), 1), 4096)
 }
