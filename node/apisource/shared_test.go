@@ -81,6 +81,7 @@ func TestSharedDispatchesByNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	labelled.Labels = map[string]string{"tier": "web"}
+	labelled.ResourceVersion = "9" // as the API server's every write (the fake keeps what it is given)
 	if _, err := client.CoreV1().Pods("default").Update(ctx, labelled, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -66,8 +66,15 @@ type Source struct {
 	handed map[types.UID]handedPod
 }
 
-// handedPod is a copy handed on and the cached pod it was made from.
-type handedPod struct{ cached, out *corev1.Pod }
+// handedPod is a copy handed on and the resourceVersion of the cached
+// version it stands for. It does not keep the cached object: a pod's
+// status changes after its copy is handed on (the node's own writes), and
+// a kept object would hold an old version, status and all, for as long as
+// the pod's desired part stays the same.
+type handedPod struct {
+	version string
+	out     *corev1.Pod
+}
 
 // feed is where a Source reads its node's pods: an informer of its own
 // (New) or one shared by many nodes (Shared.Source).
@@ -225,13 +232,13 @@ func (s *Source) set() []*corev1.Pod {
 		}
 		h, ok := s.handed[p.UID]
 		switch {
-		case !ok || (h.cached != p && !sameDesired(h.cached, p)):
-			h = handedPod{cached: p, out: desired(p)}
-		case h.cached != p:
+		case !ok || (h.version != p.ResourceVersion && !handedAs(h.out, p)):
+			h = handedPod{version: p.ResourceVersion, out: desired(p)}
+		case h.version != p.ResourceVersion:
 			// A new version with the same desired part (a status write):
 			// the copy handed on stays, sharing its values with the new
 			// version (see cacheTransform).
-			h.cached = p
+			h.version = p.ResourceVersion
 		}
 		handed[p.UID] = h
 		out = append(out, h.out)
@@ -264,6 +271,31 @@ func desired(p *corev1.Pod) *corev1.Pod {
 	maps.Copy(out.Annotations, p.Annotations)
 	out.Annotations[AnnotationConfigSource] = SourceName
 	return out
+}
+
+// handedAs reports whether desired(p) would be the same as out, a copy
+// desired made of an earlier version of the pod.
+func handedAs(out, p *corev1.Pod) bool {
+	if out.UID != p.UID || len(out.Annotations) != len(p.Annotations)+1-count(p.Annotations, AnnotationConfigSource) {
+		return false
+	}
+	for k, v := range p.Annotations {
+		if k != AnnotationConfigSource && out.Annotations[k] != v {
+			return false
+		}
+	}
+	a, b := out.ObjectMeta, p.ObjectMeta
+	a.Annotations, b.Annotations = nil, nil
+	b.ResourceVersion, b.ManagedFields = "", nil
+	return apiequality.Semantic.DeepEqual(a, b) && apiequality.Semantic.DeepEqual(out.Spec, p.Spec)
+}
+
+// count is 1 if m has key k, else 0.
+func count(m map[string]string, k string) int {
+	if _, ok := m[k]; ok {
+		return 1
+	}
+	return 0
 }
 
 // sameDesired reports whether the pod obj is, as desired() hands it on,

@@ -3,12 +3,15 @@ package apisource_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/actorlet/actorlet/node/apisource"
@@ -86,6 +89,7 @@ func TestSourceDeliversWholeSets(t *testing.T) {
 	// A change of the metadata is news: the pod comes as a new copy.
 	relabeled := newer.DeepCopy()
 	relabeled.Labels = map[string]string{"tier": "web"}
+	relabeled.ResourceVersion = "9" // as the API server's every write (the fake keeps what it is given)
 	if _, err := client.CoreV1().Pods("default").Update(ctx, relabeled, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +100,44 @@ func TestSourceDeliversWholeSets(t *testing.T) {
 	if third[0] != second[0] {
 		t.Errorf("pod older did not change, yet was handed on as a new copy")
 	}
+}
+
+// TestSourceLetsEarlierVersionsGo: once the cache holds a newer version of
+// a pod whose desired part did not change (a status write, not news to
+// the node), nothing of the Source's keeps the earlier version's object.
+func TestSourceLetsEarlierVersionsGo(t *testing.T) {
+	p := pod("p", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), nil)
+	client := fake.NewClientset(p)
+	src, err := apisource.New(apisource.Options{Client: client, NodeName: "node-1", Settle: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := make(chan []*corev1.Pod, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx, func(pods []*corev1.Pod) { sets <- pods }) }()
+	t.Cleanup(func() { cancel(); <-done })
+	handed := next(t, sets)
+	cached, err := src.Lister().Pods("default").Get("p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := weak.Make(cached)
+	cached = nil
+
+	st := p.DeepCopy()
+	st.Status.Phase, st.ResourceVersion = corev1.PodFailed, "8"
+	if _, err := client.CoreV1().Pods("default").UpdateStatus(ctx, st, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		runtime.GC()
+		return earlier.Value() == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the earlier version of the pod is still held after the cache got version 8: %v", err)
+	}
+	runtime.KeepAlive(handed)
 }
 
 func next(t *testing.T, sets chan []*corev1.Pod) []*corev1.Pod {
