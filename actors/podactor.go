@@ -163,12 +163,13 @@ func (a *podActor) Receive(ctx actor.Context) {
 			a.requestList(ctx)
 		}
 	case *actor.Stopping, *actor.Restarting:
-		// First cancel the pod's context: protoactor stops the
-		// ContainerActors next, and waits for them, that is for their
-		// CRI calls in flight, which now return at once. Nothing is
+		// First cancel the pod's context, then stop the ContainerActors
+		// and wait for them, that is for their CRI calls in flight, which
+		// now return at once (stopWorkers). Nothing is
 		// decided or journaled after this (their cancelled results
 		// included): the next incarnation starts from the journal.
 		a.cancel()
+		a.stopWorkers(ctx)
 		a.stopped = true
 		a.stopTimer()
 		a.stopProbes()
@@ -216,8 +217,6 @@ func (a *podActor) Receive(ctx actor.Context) {
 	case *appendRetry:
 		a.appendRetry = nil
 		a.retryFailed(ctx)
-	case *actor.Terminated:
-		dropStoppedChildren(ctx) // a stopped ContainerActor (see replied)
 	}
 }
 
@@ -491,13 +490,23 @@ type worker struct {
 }
 
 // toWorker sends msg to the named ContainerActor, spawning it if needed.
+//
+// The ContainerActors are spawned from the actor system's root, not as the
+// PodActor's children: protoactor keeps a parent's children set (a map and
+// a slice, with the context extras that hold them: about 600 bytes) for as
+// long as the parent lives, emptied or not, and a running pod's workers are
+// all stopped. What being children gave, the PodActor does itself: a
+// worker reports to the PodActor's PID (containerActor.pod); at a stop or
+// restart, stopWorkers stops the workers still at work and waits for them;
+// a worker's panic is handled as a child's was, by protoactor's default
+// strategy (restart).
 func (a *podActor) toWorker(ctx actor.Context, name string, msg any) {
 	w := a.workers[name]
 	if w == nil {
-		uid, deps, pctx := a.uid, a.deps, a.ctx
-		w = &worker{pid: ctx.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
-			return &containerActor{ctx: pctx, uid: uid, deps: deps}
-		}, deps.mailbox()...), name)}
+		uid, deps, pctx, self := a.uid, a.deps, a.ctx, ctx.Self()
+		w = &worker{pid: ctx.ActorSystem().Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
+			return &containerActor{ctx: pctx, uid: uid, deps: deps, pod: self}
+		}, deps.mailbox()...), self.Id+"/"+name)}
 		if a.workers == nil {
 			a.workers = map[string]*worker{}
 		}
@@ -529,14 +538,36 @@ func (a *podActor) replied(ctx actor.Context, from *actor.PID) bool {
 	return false
 }
 
-// dropStoppedChildren lets the GC have the children an actor stopped (a
-// PodActor's ContainerActors, the Supervisor's PodActors). protoactor takes
-// a stopped child out of its parent's children set (PIDSet.Remove) by
-// shortening the set's slice of PIDs, without clearing the slot it frees;
-// and a PID caches its process. So a PodActor's last stopped ContainerActor
-// (its mailbox, context, props and actor: about 1 KB) stayed reachable as
-// long as its pod ran, and the Supervisor's last finished PodActor (with
-// its pod's state) until the next spawn. The slots past the set's length
+// stopWorkers stops the ContainerActors still at work and waits until each
+// has stopped: the pod's context is cancelled before, so their CRI calls in
+// flight return at once, and none outlives this incarnation (as protoactor
+// waits for a stopping actor's children). Idle workers were stopped when
+// they went idle (replied) and do no I/O. A worker whose call does not
+// return is waited for, with a warning every ten seconds (StopFuture's
+// timeout).
+func (a *podActor) stopWorkers(ctx actor.Context) {
+	root := ctx.ActorSystem().Root
+	pids := make([]*actor.PID, 0, len(a.workers))
+	for _, w := range a.workers {
+		pids = append(pids, w.pid)
+		root.Stop(w.pid)
+	}
+	a.workers = nil
+	for _, pid := range pids {
+		// A stopped actor answers a new watch with Terminated at once.
+		for root.StopFuture(pid).Wait() != nil {
+			a.log().Warn("a container actor is still in a call after its pod's context was cancelled; waiting for it", zap.String("actor", pid.Id))
+		}
+	}
+}
+
+// dropStoppedChildren lets the GC have the children an actor stopped (the
+// Supervisor's PodActors; a PodActor's ContainerActors are not its
+// children, see toWorker). protoactor takes a stopped child out of its
+// parent's children set (PIDSet.Remove) by shortening the set's slice of
+// PIDs, without clearing the slot it frees; and a PID caches its process.
+// So the Supervisor's last finished PodActor (with its pod's state) stayed
+// reachable until the next spawn. The slots past the set's length
 // are no part of it (Add overwrites them): clearing them changes nothing
 // but what can be freed. Called on each *actor.Terminated, which protoactor
 // delivers after the removal.
