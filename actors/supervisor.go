@@ -90,8 +90,7 @@ type supervisor struct {
 	// Supervisor stops or restarts. Every PodActor's context derives from
 	// ctx, so its end cancels the pods' CRI calls in flight.
 	parent  context.Context
-	ctx     context.Context
-	cancel  context.CancelFunc
+	ctx     *podContext
 	deps    *Deps
 	load    Loader
 	rec     *Recovery
@@ -153,13 +152,13 @@ func NewSupervisorProps(ctx context.Context, deps Deps, load Loader, rec *Recove
 func (s *supervisor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		s.ctx, s.cancel = newPodContext(s.parent) // its PodActors' contexts join it by a slot in a slice
+		s.ctx = newPodContext(s.parent) // its PodActors' contexts join it by a slot in a slice
 		s.recover(ctx)
 	case *actor.Stopping:
 		s.stopping = true
-		s.cancel() // before protoactor stops the pod actors: their calls return now
+		s.ctx.Cancel() // before protoactor stops the pod actors: their calls return now
 	case *actor.Restarting:
-		s.cancel()
+		s.ctx.Cancel()
 	case *actor.Terminated:
 		dropStoppedChildren(ctx) // a finished PodActor and its state
 		if s.stopping {

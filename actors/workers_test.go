@@ -39,11 +39,11 @@ type workersHost struct {
 func (h *workersHost) Receive(ctx actor.Context) {
 	switch ctx.Message().(type) {
 	case *actor.Started:
-		h.a.ctx, h.a.cancel = newPodContext(context.Background())
+		h.a.ctx = newPodContext(context.Background())
 		h.a.toWorker(ctx, "sandbox", &refresh{})
 		h.kids <- len(ctx.Children())
 	case *actor.Stopping:
-		h.a.cancel()
+		h.a.ctx.Cancel()
 		h.a.stopWorkers(ctx)
 		h.stopped <- h.returned()
 	}
