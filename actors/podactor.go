@@ -199,7 +199,11 @@ func (a *podActor) Receive(ctx actor.Context) {
 				panic(&JournalError{PodUID: a.uid, Err: err})
 			}
 		}
-		a.drv = lifecycle.NewDriver(a.deps.Lifecycle, lifecycle.Retry{Min: a.deps.RetryMin, Max: a.deps.RetryMax, Snapshot: a.deps.SnapshotEvery}, st)
+		sh := a.deps.driver
+		if sh == nil {
+			sh = a.deps.driverShared()
+		}
+		a.drv = lifecycle.NewSharedDriver(sh, st)
 		if a.mode == restarted {
 			// The previous incarnation's inputs are lost: ask again.
 			ctx.Request(ctx.Parent(), &resync{uid: a.uid})
