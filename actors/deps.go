@@ -174,6 +174,9 @@ type Deps struct {
 	// driver: driverShared() made once by withDefaults, shared by every
 	// pod's Driver (nil: each PodActor makes its own).
 	driver *lifecycle.Shared
+	// spawns hands the Supervisor's PodActors their pods (podSpawns); set
+	// by NewSupervisorProps.
+	spawns *podSpawns
 	// TracerProvider, when set, traces the pods' syncs and effects
 	// (tracing.go); nil traces nothing.
 	TracerProvider trace.TracerProvider

@@ -182,6 +182,9 @@ func (a *podActor) log() *zap.Logger {
 func (a *podActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		if sp, ok := a.deps.spawns.take(ctx.Self().Id); ok {
+			a.uid, a.initial, a.mode = sp.uid, sp.initial, sp.mode
+		}
 		a.ctx = newPodContext(a.parent)
 		st := a.initial
 		a.initial = nil // the Driver holds the state from now on
@@ -212,6 +215,11 @@ func (a *podActor) Receive(ctx actor.Context) {
 			a.requestList(ctx)
 		}
 	case *actor.Stopping, *actor.Restarting:
+		if _, again := m.(*actor.Restarting); again && a.deps.spawns != nil {
+			// The next incarnation, which protoactor makes with the same
+			// Props, reloads the pod from disk.
+			a.deps.spawns.put(ctx.Self().Id, podSpawn{uid: a.uid, mode: restarted})
+		}
 		// First cancel the pod's context, then stop the ContainerActors
 		// and wait for them, that is for their CRI calls in flight, which
 		// now return at once (stopWorkers). Nothing is

@@ -89,13 +89,15 @@ type supervisor struct {
 	// this incarnation's, derived from parent and cancelled when the
 	// Supervisor stops or restarts. Every PodActor's context derives from
 	// ctx, so its end cancels the pods' CRI calls in flight.
-	parent  context.Context
-	ctx     *podContext
-	deps    *Deps
-	load    Loader
-	rec     *Recovery
-	pods    map[string]*actor.PID
-	desired map[string]map[string]desiredPod // source -> uid -> latest wish
+	parent context.Context
+	ctx    *podContext
+	// podProps spawn every PodActor of this incarnation (podSpawns).
+	podProps *actor.Props
+	deps     *Deps
+	load     Loader
+	rec      *Recovery
+	pods     map[string]*actor.PID
+	desired  map[string]map[string]desiredPod // source -> uid -> latest wish
 	// awaiting: journaled pods of sources that have not delivered yet
 	// (Recovery.Pending), by source.
 	awaiting map[string][]string
@@ -143,6 +145,7 @@ type Loader func(ctx context.Context, uid string) (*lifecycle.State, error)
 func NewSupervisorProps(ctx context.Context, deps Deps, load Loader, rec *Recovery) *actor.Props {
 	deps.withDefaults()
 	d := &deps
+	d.spawns = &podSpawns{}
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &supervisor{parent: ctx, deps: d, rec: rec, load: load, pods: map[string]*actor.PID{}, desired: map[string]map[string]desiredPod{}, awaiting: map[string][]string{}, admitted: newAdmission(d.Admission),
 			byID: map[string]string{}, respawn: newRespawner(d)}
@@ -153,6 +156,10 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		s.ctx = newPodContext(s.parent) // its PodActors' contexts join it by a slot in a slice
+		deps, load, parent := s.deps, s.load, s.ctx
+		s.podProps = actor.PropsFromProducer(func() actor.Actor {
+			return &podActor{deps: deps, load: load, parent: parent} // its pod: podSpawns, at Started
+		}, deps.mailbox()...)
 		s.recover(ctx)
 	case *actor.Stopping:
 		s.stopping = true
@@ -298,21 +305,17 @@ func (s *supervisor) spawn(ctx actor.Context, uid string, initial *lifecycle.Sta
 	if pid, ok := s.pods[uid]; ok {
 		return pid
 	}
-	deps, load, parent := s.deps, s.load, s.ctx
-	first := true
-	props := actor.PropsFromProducer(func() actor.Actor {
-		st, m := initial, mode
-		if !first {
-			st, m = nil, restarted // a restart reloads from disk
-		}
-		// The props live as long as the actor: not to keep the recovered
-		// state (its PodState, spec and runtime view) after the Driver
-		// moved on from it.
-		first, initial = false, nil
-		return newPodActor(parent, uid, deps, load, st, m)
-	}, deps.mailbox()...)
-	// A unique name: the actor of the pod's previous life may still be stopping.
-	pid := ctx.SpawnPrefix(props, uid)
+	// A unique name: the actor of the pod's previous life may still be
+	// stopping. The actor takes its pod at Started (podSpawns), and with it
+	// the recovered state, which its Driver holds from then on.
+	name := uid + ctx.ActorSystem().ProcessRegistry.NextId()
+	id := ctx.Self().Id + "/" + name // as SpawnNamed names a child
+	s.deps.spawns.put(id, podSpawn{uid: uid, initial: initial, mode: mode})
+	pid, err := ctx.SpawnNamed(s.podProps, name)
+	if err != nil {
+		s.deps.spawns.take(id)
+		panic(err) // as SpawnPrefix: a name made unique cannot be taken
+	}
 	s.pods[uid] = pid
 	s.byID[pid.Id] = uid
 	return pid
