@@ -23,15 +23,16 @@ type podContext struct {
 	// derived from this one, nil while there are none.
 	after []*afterEntry
 	// joined is this context's entry in its parent's after when the
-	// parent is a podContext (nil once given back); unhook, for a parent
-	// of another kind, stops the context.AfterFunc that cancels this one.
+	// parent is a podContext; for a parent of another kind (the
+	// Supervisor's, once per node) an entry of its own whose f stops the
+	// context.AfterFunc that cancels this one. Nil once given back. (One
+	// field for both: 80 bytes is a podContext's size class.)
 	joined *afterEntry
-	unhook func() bool
 }
 
 // afterEntry is one function to run at cancel, or a podContext to cancel
 // (kid: a PodActor's, joining the Supervisor's without the two closures an
-// AfterFunc would cost), and its place in after.
+// AfterFunc would cost), and its place in after (-1: in none).
 type afterEntry struct {
 	f   func()
 	kid *podContext
@@ -62,7 +63,7 @@ func newPodContext(parent context.Context) *podContext {
 	unhook := context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
 	c.mu.Lock()
 	if c.err == nil {
-		c.unhook = unhook
+		c.joined = &afterEntry{f: func() { unhook() }, i: -1}
 	}
 	c.mu.Unlock()
 	return c
@@ -154,19 +155,18 @@ func (c *podContext) cancel(err error) {
 		return
 	}
 	c.err = err
-	after, unhook, joined := c.after, c.unhook, c.joined
-	c.after, c.unhook, c.joined = nil, nil, nil
+	after, joined := c.after, c.joined
+	c.after, c.joined = nil, nil
 	for _, e := range after {
 		e.i = -1 // its stop now reports false
 	}
 	close(c.done)
 	c.mu.Unlock()
-	if unhook != nil {
-		unhook()
-	}
 	if joined != nil {
 		if p, ok := c.Context.(*podContext); ok {
 			p.remove(joined)
+		} else {
+			joined.f() // stop the parent's AfterFunc
 		}
 	}
 	for _, e := range after {
