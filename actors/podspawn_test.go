@@ -1,6 +1,10 @@
 package actors
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
 
 // A podSpawn is taken once, by the actor it was put for, and the handoff
 // keeps no storage once every spawn was taken: the Supervisor's PodActors
@@ -24,5 +28,23 @@ func TestPodSpawnsHandOffOnce(t *testing.T) {
 	var none *podSpawns // an actor spawned without a Supervisor
 	if _, ok := none.take("x"); ok {
 		t.Fatal("a nil handoff handed something off")
+	}
+}
+
+// The Supervisor finds a PodActor's pod from its name, whatever the UID
+// holds (spawn names it uid + NextId, whose only "$" is its first).
+func TestPodOfReadsTheSpawnedName(t *testing.T) {
+	system := actor.NewActorSystem()
+	defer system.Shutdown()
+	self := system.NewLocalPID("supervisor")
+	for _, uid := range []string{"00000000-0000-4000-8000-000000000001", "a$b/c", ""} {
+		name := uid + system.ProcessRegistry.NextId()
+		got, ok := podOf(self, system.NewLocalPID(self.Id+"/"+name))
+		if !ok || got != uid {
+			t.Errorf("podOf(%q) = %q, %v; want %q", name, got, ok, uid)
+		}
+	}
+	if _, ok := podOf(self, system.NewLocalPID("other/x$1")); ok {
+		t.Error("podOf took another actor's child for a pod")
 	}
 }

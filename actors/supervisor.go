@@ -7,6 +7,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -102,8 +103,6 @@ type supervisor struct {
 	// (Recovery.Pending), by source.
 	awaiting map[string][]string
 	admitted *admission
-	// byID maps a PodActor's PID.Id to its pod, for Terminated.
-	byID     map[string]string
 	respawn  *respawner
 	stopping bool
 }
@@ -148,7 +147,7 @@ func NewSupervisorProps(ctx context.Context, deps Deps, load Loader, rec *Recove
 	d.spawns = &podSpawns{}
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &supervisor{parent: ctx, deps: d, rec: rec, load: load, pods: map[string]*actor.PID{}, desired: map[string]map[string]desiredPod{}, awaiting: map[string][]string{}, admitted: newAdmission(d.Admission),
-			byID: map[string]string{}, respawn: newRespawner(d)}
+			respawn: newRespawner(d)}
 	}, actor.WithSupervisor(podStrategy(d)))
 }
 
@@ -317,8 +316,23 @@ func (s *supervisor) spawn(ctx actor.Context, uid string, initial *lifecycle.Sta
 		panic(err) // as SpawnPrefix: a name made unique cannot be taken
 	}
 	s.pods[uid] = pid
-	s.byID[pid.Id] = uid
 	return pid
+}
+
+// podOf is the pod of the PodActor who, a child of the Supervisor self,
+// read from its name: spawn names it uid + NextId(), and NextId's only "$"
+// is its first character. (A map by PID would cost every running pod an
+// entry.) ok is false for a PID spawn did not name.
+func podOf(self, who *actor.PID) (uid string, ok bool) {
+	name, ok := strings.CutPrefix(who.Id, self.Id+"/")
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndexByte(name, '$')
+	if i < 0 {
+		return "", false
+	}
+	return name[:i], true
 }
 
 func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {
