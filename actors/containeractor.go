@@ -66,12 +66,18 @@ type (
 // containerActor carries out effects for one container (or the sandbox) of
 // one pod, one at a time. It keeps no state: everything it needs comes with
 // the message.
+//
+// It is not its PodActor's child in protoactor's sense (see
+// podActor.toWorker): it reports to pod, and the PodActor stops it, and
+// waits for it, itself.
 type containerActor struct {
 	// ctx is its PodActor's: cancelled when that stops or restarts, which
 	// cuts the CRI call in flight short (see effectDone.canceled).
 	ctx  context.Context
 	uid  string
 	deps *Deps
+	// pod is the PodActor it works for, which its reports go to.
+	pod *actor.PID
 }
 
 func (a *containerActor) Receive(ctx actor.Context) {
@@ -90,17 +96,17 @@ func (a *containerActor) Receive(ctx actor.Context) {
 		// (Canceled, or another the cut left behind) is the stop's, not
 		// the effect's.
 		canceled := err != nil && rctx.Err() != nil
-		ctx.Request(ctx.Parent(), &effectDone{effect: m.effect, result: res, err: err, canceled: canceled, span: endEffect(sp, res, err)})
+		ctx.Request(a.pod, &effectDone{effect: m.effect, result: res, err: err, canceled: canceled, span: endEffect(sp, res, err)})
 	case *refresh:
 		if a.deps.Lister == nil {
 			return
 		}
 		obs, err := a.deps.Lister.ListPodObserved(a.ctx, a.uid)
 		if err != nil {
-			ctx.Request(ctx.Parent(), &listFailed{err: err, canceled: a.ctx.Err() != nil})
+			ctx.Request(a.pod, &listFailed{err: err, canceled: a.ctx.Err() != nil})
 			return
 		}
-		ctx.Request(ctx.Parent(), &listed{obs: obs})
+		ctx.Request(a.pod, &listed{obs: obs})
 	}
 }
 

@@ -171,6 +171,12 @@ type Deps struct {
 	// mailboxOpts: mailbox() made once by withDefaults, shared by every
 	// spawn (a Props keeps its mailbox producer as long as its actor runs).
 	mailboxOpts []actor.PropsOption
+	// driver: driverShared() made once by withDefaults, shared by every
+	// pod's Driver (nil: each PodActor makes its own).
+	driver *lifecycle.Shared
+	// spawns hands the Supervisor's PodActors their pods (podSpawns); set
+	// by NewSupervisorProps.
+	spawns *podSpawns
 	// TracerProvider, when set, traces the pods' syncs and effects
 	// (tracing.go); nil traces nothing.
 	TracerProvider trace.TracerProvider
@@ -241,4 +247,13 @@ func (d *Deps) withDefaults() {
 	if d.mailboxOpts == nil {
 		d.mailboxOpts = d.mailbox()
 	}
+	if d.driver == nil {
+		d.driver = d.driverShared()
+	}
+}
+
+// driverShared is what the pods' Drivers share (lifecycle.Shared): the
+// core's Config and the back-off of failed effects and the snapshots.
+func (d *Deps) driverShared() *lifecycle.Shared {
+	return &lifecycle.Shared{Config: d.Lifecycle, Retry: lifecycle.Retry{Min: d.RetryMin, Max: d.RetryMax, Snapshot: d.SnapshotEvery}}
 }

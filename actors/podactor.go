@@ -54,8 +54,7 @@ type podActor struct {
 	// ContainerActors' CRI calls) runs on ctx, so a stop cancels the calls
 	// in flight instead of waiting for them (see effectDone.canceled).
 	parent context.Context
-	ctx    context.Context
-	cancel context.CancelFunc
+	ctx    *podContext
 
 	// drv is the pod's executor in the core (lifecycle.Driver): which
 	// effect runs, when it is retried, what waits for a runtime view. Made
@@ -71,25 +70,23 @@ type podActor struct {
 	// released: the Supervisor was told the pod holds no resources any more.
 	released bool
 	mode     spawnMode
+	// appendFailures counts the appends that failed in a row (disk full,
+	// EIO, a read-only file system, ...); a retry is armed while > 0.
+	appendFailures int32
 	// prober runs the pod's probe workers (nil until a container has probes).
 	prober PodProber
 	// startedHere holds the keys of creates and starts this incarnation
 	// dispatched (see ownedHere); nil while empty, as workers.
 	startedHere map[string]bool
-	// appendFailures counts the appends that failed in a row (disk full,
-	// EIO, a read-only file system, ...); a retry is armed while > 0.
-	appendFailures int
-	appendRetry    clock.Timer
+	// wait is what a wait for the journal holds (appendFailed); nil but
+	// after a failed append, as for every pod while its appends succeed.
+	wait *appendWait
 	// early holds the commands (the source's wish, an eviction) a withView
 	// actor got before its first runtime view, which the Supervisor sends
 	// right behind them: they are decided together with that view and
 	// journaled in one append, so a rebuilt pod goes from nothing to its
 	// adopted state in one decision and one status.
 	early []lifecycle.Input
-	// failedInputs are the inputs whose decisions could not be journaled,
-	// in order (at most maxFailedInputs; older ones are dropped: they come
-	// back level-triggered, see appendRetry).
-	failedInputs []lifecycle.Input
 	// sync traces the sync in progress; traceLink is the span of the
 	// effect whose result it takes (tracing.go), nil but while that result
 	// is handled (a pointer into the result's message: a span context is
@@ -98,10 +95,58 @@ type podActor struct {
 	traceLink *trace.SpanContext
 }
 
+// appendWait is a PodActor's wait for the journal after failed appends.
+type appendWait struct {
+	// retry is the armed appendRetry (nil: none).
+	retry clock.Timer
+	// inputs are the inputs whose decisions could not be journaled, in
+	// order (at most maxFailedInputs; older ones are dropped: they come
+	// back level-triggered, see appendRetry).
+	inputs []lifecycle.Input
+}
+
 const maxFailedInputs = 64
 
+// failedInputs are the inputs waiting for the journal (appendWait.inputs).
+func (a *podActor) failedInputs() []lifecycle.Input {
+	if a.wait == nil {
+		return nil
+	}
+	return a.wait.inputs
+}
+
+// setFailedInputs replaces the inputs waiting for the journal.
+func (a *podActor) setFailedInputs(q []lifecycle.Input) {
+	if a.wait == nil {
+		if len(q) == 0 {
+			return
+		}
+		a.wait = &appendWait{}
+	}
+	a.wait.inputs = q
+	a.dropWait()
+}
+
+// armAppendRetry arms an appendRetry after d, unless one is armed.
+func (a *podActor) armAppendRetry(ctx actor.Context, d time.Duration) {
+	if a.wait == nil {
+		a.wait = &appendWait{}
+	}
+	if a.wait.retry == nil {
+		self, root := ctx.Self(), ctx.ActorSystem().Root
+		a.wait.retry = a.deps.Clock.AfterFunc(d, func() { root.Send(self, &appendRetry{}) })
+	}
+}
+
+// dropWait lets the wait go once it holds nothing.
+func (a *podActor) dropWait() {
+	if a.wait != nil && a.wait.retry == nil && len(a.wait.inputs) == 0 {
+		a.wait = nil
+	}
+}
+
 // spawnMode says what the Supervisor sends a PodActor's first incarnation.
-type spawnMode int
+type spawnMode uint8
 
 const (
 	// restarted: nothing; the actor asks for its pod and lists the runtime.
@@ -137,7 +182,10 @@ func (a *podActor) log() *zap.Logger {
 func (a *podActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		a.ctx, a.cancel = newPodContext(a.parent)
+		if sp, ok := a.deps.spawns.take(ctx.Self().Id); ok {
+			a.uid, a.initial, a.mode = sp.uid, sp.initial, sp.mode
+		}
+		a.ctx = newPodContext(a.parent)
 		st := a.initial
 		a.initial = nil // the Driver holds the state from now on
 		if st == nil {  // new, or restarted: what is on disk is the truth
@@ -154,7 +202,11 @@ func (a *podActor) Receive(ctx actor.Context) {
 				panic(&JournalError{PodUID: a.uid, Err: err})
 			}
 		}
-		a.drv = lifecycle.NewDriver(a.deps.Lifecycle, lifecycle.Retry{Min: a.deps.RetryMin, Max: a.deps.RetryMax, Snapshot: a.deps.SnapshotEvery}, st)
+		sh := a.deps.driver
+		if sh == nil {
+			sh = a.deps.driverShared()
+		}
+		a.drv = lifecycle.NewSharedDriver(sh, st)
 		if a.mode == restarted {
 			// The previous incarnation's inputs are lost: ask again.
 			ctx.Request(ctx.Parent(), &resync{uid: a.uid})
@@ -163,17 +215,23 @@ func (a *podActor) Receive(ctx actor.Context) {
 			a.requestList(ctx)
 		}
 	case *actor.Stopping, *actor.Restarting:
-		// First cancel the pod's context: protoactor stops the
-		// ContainerActors next, and waits for them, that is for their
-		// CRI calls in flight, which now return at once. Nothing is
+		if _, again := m.(*actor.Restarting); again && a.deps.spawns != nil {
+			// The next incarnation, which protoactor makes with the same
+			// Props, reloads the pod from disk.
+			a.deps.spawns.put(ctx.Self().Id, podSpawn{uid: a.uid, mode: restarted})
+		}
+		// First cancel the pod's context, then stop the ContainerActors
+		// and wait for them, that is for their CRI calls in flight, which
+		// now return at once (stopWorkers). Nothing is
 		// decided or journaled after this (their cancelled results
 		// included): the next incarnation starts from the journal.
-		a.cancel()
+		a.ctx.Cancel()
+		a.stopWorkers(ctx)
 		a.stopped = true
 		a.stopTimer()
 		a.stopProbes()
-		if a.appendRetry != nil {
-			a.appendRetry.Stop()
+		if a.wait != nil && a.wait.retry != nil {
+			a.wait.retry.Stop()
 		}
 	case *desire:
 		if a.drv != nil {
@@ -214,10 +272,11 @@ func (a *podActor) Receive(ctx actor.Context) {
 	case *refreshNow:
 		a.requestList(ctx)
 	case *appendRetry:
-		a.appendRetry = nil
+		if a.wait != nil {
+			a.wait.retry = nil
+		}
 		a.retryFailed(ctx)
-	case *actor.Terminated:
-		dropStoppedChildren(ctx) // a stopped ContainerActor (see replied)
+		a.dropWait()
 	}
 }
 
@@ -226,25 +285,24 @@ func (a *podActor) Receive(ctx actor.Context) {
 // source's wish (resync) and the runtime's view are asked for again too:
 // they bring back whatever inputs were dropped, level-triggered.
 func (a *podActor) retryFailed(ctx actor.Context) {
-	q := a.failedInputs
-	a.failedInputs = nil
+	q := a.failedInputs()
+	a.setFailedInputs(nil)
 	failures := a.appendFailures
 	for i, in := range q {
 		a.handle(ctx, in)
 		if a.appendFailures > failures {
 			// Failed again: keep the rest for the next retry, in order.
-			a.failedInputs = append(a.failedInputs, q[i+1:]...)
+			a.setFailedInputs(append(a.failedInputs(), q[i+1:]...))
 			return
 		}
 		failures = a.appendFailures // 0 once an append succeeded
 	}
 	if len(q) > 0 {
 		a.appendSucceeded()
-	} else if a.appendRetry == nil && a.appendFailures > 0 {
+	} else if a.appendFailures > 0 {
 		// Until the fresh view below is decided: if its append fails too,
 		// appendFailed arms the next retry; this one covers a lost reply.
-		self, root := ctx.Self(), ctx.ActorSystem().Root
-		a.appendRetry = a.deps.Clock.AfterFunc(a.deps.RetryMax, func() { root.Send(self, &appendRetry{}) })
+		a.armAppendRetry(ctx, a.deps.RetryMax)
 	}
 	ctx.Request(ctx.Parent(), &resync{uid: a.uid})
 	a.requestList(ctx)
@@ -267,10 +325,11 @@ func (a *podActor) appendFailed(ctx actor.Context, ins []lifecycle.Input, err er
 			// results, ticks and probe results are not: a stale one decided
 			// after a newer outcome would undo it; they come back fresh (the
 			// runtime is listed again, timers and probes are re-derived).
-			if len(a.failedInputs) == maxFailedInputs {
-				a.failedInputs = a.failedInputs[1:]
+			q := a.failedInputs()
+			if len(q) == maxFailedInputs {
+				q = q[1:]
 			}
-			a.failedInputs = append(a.failedInputs, in)
+			a.setFailedInputs(append(q, in))
 		}
 	}
 	n := a.appendFailures
@@ -279,15 +338,12 @@ func (a *podActor) appendFailed(ctx actor.Context, ins []lifecycle.Input, err er
 	if n == 0 {
 		a.log().Error("journal append failed; the pod waits and retries", zap.Error(err), zap.Duration("retryAfter", delay))
 	} else {
-		a.log().Warn("journal append failed again", zap.Int("failures", a.appendFailures), zap.Error(err), zap.Duration("retryAfter", delay))
+		a.log().Warn("journal append failed again", zap.Int32("failures", a.appendFailures), zap.Error(err), zap.Duration("retryAfter", delay))
 	}
 	if a.deps.AppendHealth != nil {
 		a.deps.AppendHealth.AppendFailed(a.uid, err)
 	}
-	if a.appendRetry == nil {
-		self, root := ctx.Self(), ctx.ActorSystem().Root
-		a.appendRetry = a.deps.Clock.AfterFunc(delay, func() { root.Send(self, &appendRetry{}) })
-	}
+	a.armAppendRetry(ctx, delay)
 }
 
 // appendSucceeded ends a wait for the journal (inputs still queued are
@@ -296,7 +352,7 @@ func (a *podActor) appendSucceeded() {
 	if a.appendFailures == 0 {
 		return
 	}
-	a.log().Info("journal appends succeed again; the pod resumes", zap.Int("failures", a.appendFailures))
+	a.log().Info("journal appends succeed again; the pod resumes", zap.Int32("failures", a.appendFailures))
 	a.appendFailures = 0
 	if a.deps.AppendHealth != nil {
 		a.deps.AppendHealth.AppendSucceeded(a.uid)
@@ -436,7 +492,7 @@ func (a *podActor) carryOut(ctx actor.Context, ins []lifecycle.Input, rd lifecyc
 		if a.deps.Events != nil {
 			a.deps.Events.Recorded(a.state().Pod, a.ownedHere(rd.Events))
 		}
-	} else if _, view := in.(*pb.RuntimeObserved); view && a.appendFailures > 0 && len(a.failedInputs) == 0 {
+	} else if _, view := in.(*pb.RuntimeObserved); view && a.appendFailures > 0 && len(a.failedInputs()) == 0 {
 		a.appendSucceeded() // a fresh view leaves nothing to journal: the wait is over
 	}
 	if w.Publish {
@@ -491,13 +547,23 @@ type worker struct {
 }
 
 // toWorker sends msg to the named ContainerActor, spawning it if needed.
+//
+// The ContainerActors are spawned from the actor system's root, not as the
+// PodActor's children: protoactor keeps a parent's children set (a map and
+// a slice, with the context extras that hold them: about 600 bytes) for as
+// long as the parent lives, emptied or not, and a running pod's workers are
+// all stopped. What being children gave, the PodActor does itself: a
+// worker reports to the PodActor's PID (containerActor.pod); at a stop or
+// restart, stopWorkers stops the workers still at work and waits for them;
+// a worker's panic is handled as a child's was, by protoactor's default
+// strategy (restart).
 func (a *podActor) toWorker(ctx actor.Context, name string, msg any) {
 	w := a.workers[name]
 	if w == nil {
-		uid, deps, pctx := a.uid, a.deps, a.ctx
-		w = &worker{pid: ctx.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
-			return &containerActor{ctx: pctx, uid: uid, deps: deps}
-		}, deps.mailbox()...), name)}
+		uid, deps, pctx, self := a.uid, a.deps, a.ctx, ctx.Self()
+		w = &worker{pid: ctx.ActorSystem().Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
+			return &containerActor{ctx: pctx, uid: uid, deps: deps, pod: self}
+		}, deps.mailbox()...), self.Id+"/"+name)}
 		if a.workers == nil {
 			a.workers = map[string]*worker{}
 		}
@@ -529,14 +595,36 @@ func (a *podActor) replied(ctx actor.Context, from *actor.PID) bool {
 	return false
 }
 
-// dropStoppedChildren lets the GC have the children an actor stopped (a
-// PodActor's ContainerActors, the Supervisor's PodActors). protoactor takes
-// a stopped child out of its parent's children set (PIDSet.Remove) by
-// shortening the set's slice of PIDs, without clearing the slot it frees;
-// and a PID caches its process. So a PodActor's last stopped ContainerActor
-// (its mailbox, context, props and actor: about 1 KB) stayed reachable as
-// long as its pod ran, and the Supervisor's last finished PodActor (with
-// its pod's state) until the next spawn. The slots past the set's length
+// stopWorkers stops the ContainerActors still at work and waits until each
+// has stopped: the pod's context is cancelled before, so their CRI calls in
+// flight return at once, and none outlives this incarnation (as protoactor
+// waits for a stopping actor's children). Idle workers were stopped when
+// they went idle (replied) and do no I/O. A worker whose call does not
+// return is waited for, with a warning every ten seconds (StopFuture's
+// timeout).
+func (a *podActor) stopWorkers(ctx actor.Context) {
+	root := ctx.ActorSystem().Root
+	pids := make([]*actor.PID, 0, len(a.workers))
+	for _, w := range a.workers {
+		pids = append(pids, w.pid)
+		root.Stop(w.pid)
+	}
+	a.workers = nil
+	for _, pid := range pids {
+		// A stopped actor answers a new watch with Terminated at once.
+		for root.StopFuture(pid).Wait() != nil {
+			a.log().Warn("a container actor is still in a call after its pod's context was cancelled; waiting for it", zap.String("actor", pid.Id))
+		}
+	}
+}
+
+// dropStoppedChildren lets the GC have the children an actor stopped (the
+// Supervisor's PodActors; a PodActor's ContainerActors are not its
+// children, see toWorker). protoactor takes a stopped child out of its
+// parent's children set (PIDSet.Remove) by shortening the set's slice of
+// PIDs, without clearing the slot it frees; and a PID caches its process.
+// So the Supervisor's last finished PodActor (with its pod's state) stayed
+// reachable until the next spawn. The slots past the set's length
 // are no part of it (Add overwrites them): clearing them changes nothing
 // but what can be freed. Called on each *actor.Terminated, which protoactor
 // delivers after the removal.

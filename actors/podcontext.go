@@ -19,42 +19,59 @@ type podContext struct {
 	mu   sync.Mutex
 	done chan struct{}
 	err  error
-	// after are the functions to run at cancel, nil while there are none.
+	// after are the functions to run at cancel, and the podContexts
+	// derived from this one, nil while there are none.
 	after []*afterEntry
-	// unhook stops the parent's AfterFunc that cancels this context.
-	unhook func() bool
+	// joined is this context's entry in its parent's after when the
+	// parent is a podContext; for a parent of another kind (the
+	// Supervisor's, once per node) an entry of its own whose f stops the
+	// context.AfterFunc that cancels this one. Nil once given back. (One
+	// field for both: 80 bytes is a podContext's size class.)
+	joined *afterEntry
 }
 
-// afterEntry is one function to run at cancel, and its place in after.
+// afterEntry is one function to run at cancel, or a podContext to cancel
+// (kid: a PodActor's, joining the Supervisor's without the two closures an
+// AfterFunc would cost), and its place in after (-1: in none).
 type afterEntry struct {
-	f func()
-	i int
+	f   func()
+	kid *podContext
+	i   int
 }
 
-// newPodContext returns a podContext of parent and the function that
-// cancels it (idempotent; it also lets go of the parent). A parent that is
-// a podContext itself (the Supervisor's, for its PodActors') is joined
-// through its AfterFunc, at the cost of a slot in its slice.
-func newPodContext(parent context.Context) (*podContext, context.CancelFunc) {
+// newPodContext returns a podContext of parent; Cancel cancels it. A
+// parent that is a podContext itself (the Supervisor's, for its
+// PodActors') is joined by a slot in its slice, which Cancel gives back.
+func newPodContext(parent context.Context) *podContext {
 	c := &podContext{Context: parent, done: make(chan struct{})}
 	if err := parent.Err(); err != nil {
 		c.cancel(err)
-		return c, func() {}
+		return c
 	}
-	end := func() { c.cancel(parent.Err()) }
-	var unhook func() bool
 	if p, ok := parent.(*podContext); ok {
-		unhook = p.AfterFunc(end)
-	} else {
-		unhook = context.AfterFunc(parent, end)
+		p.mu.Lock()
+		if p.err == nil {
+			c.joined = p.addLocked(&afterEntry{kid: c})
+		}
+		err := p.err
+		p.mu.Unlock()
+		if err != nil {
+			c.cancel(err)
+		}
+		return c
 	}
+	unhook := context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
 	c.mu.Lock()
 	if c.err == nil {
-		c.unhook = unhook
+		c.joined = &afterEntry{f: func() { unhook() }, i: -1}
 	}
 	c.mu.Unlock()
-	return c, func() { c.cancel(context.Canceled) }
+	return c
 }
+
+// Cancel cancels c, with context.Canceled, and what derives from it; it
+// lets go of its parent. Idempotent.
+func (c *podContext) Cancel() { c.cancel(context.Canceled) }
 
 // Done implements context.Context.
 func (c *podContext) Done() <-chan struct{} { return c.done }
@@ -99,26 +116,36 @@ func (c *podContext) AfterFunc(f func()) (stop func() bool) {
 		go f()
 		return func() bool { return false }
 	}
-	e := &afterEntry{f: f, i: len(c.after)}
-	c.after = append(c.after, e)
+	e := c.addLocked(&afterEntry{f: f})
 	c.mu.Unlock()
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if e.i < 0 {
-			return false // ran, or stopped before
-		}
-		last := len(c.after) - 1
-		moved := c.after[last]
-		c.after[e.i], moved.i = moved, e.i
-		c.after[last] = nil
-		c.after = c.after[:last]
-		if len(c.after) == 0 {
-			c.after = nil // let the slice go, unlike a map
-		}
-		e.i = -1
-		return true
+	return func() bool { return c.remove(e) }
+}
+
+// addLocked puts e in after; c.mu is held.
+func (c *podContext) addLocked(e *afterEntry) *afterEntry {
+	e.i = len(c.after)
+	c.after = append(c.after, e)
+	return e
+}
+
+// remove takes e out of after and reports whether it was there (not run,
+// not removed before).
+func (c *podContext) remove(e *afterEntry) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.i < 0 {
+		return false // ran, or stopped before
 	}
+	last := len(c.after) - 1
+	moved := c.after[last]
+	c.after[e.i], moved.i = moved, e.i
+	c.after[last] = nil
+	c.after = c.after[:last]
+	if len(c.after) == 0 {
+		c.after = nil // let the slice go, unlike a map
+	}
+	e.i = -1
+	return true
 }
 
 func (c *podContext) cancel(err error) {
@@ -128,17 +155,25 @@ func (c *podContext) cancel(err error) {
 		return
 	}
 	c.err = err
-	after, unhook := c.after, c.unhook
-	c.after, c.unhook = nil, nil
+	after, joined := c.after, c.joined
+	c.after, c.joined = nil, nil
 	for _, e := range after {
 		e.i = -1 // its stop now reports false
 	}
 	close(c.done)
 	c.mu.Unlock()
-	if unhook != nil {
-		unhook()
+	if joined != nil {
+		if p, ok := c.Context.(*podContext); ok {
+			p.remove(joined)
+		} else {
+			joined.f() // stop the parent's AfterFunc
+		}
 	}
 	for _, e := range after {
-		e.f()
+		if e.kid != nil {
+			e.kid.cancel(err)
+		} else {
+			e.f()
+		}
 	}
 }

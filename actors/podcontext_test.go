@@ -17,7 +17,8 @@ type ctxKey struct{}
 func TestPodContextEndsAsWithCancel(t *testing.T) {
 	parent, cancelParent := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "v"))
 	defer cancelParent()
-	c, cancel := newPodContext(parent)
+	c := newPodContext(parent)
+	cancel := c.Cancel
 	if got := c.Value(ctxKey{}); got != "v" {
 		t.Fatalf("Value = %v, want the parent's", got)
 	}
@@ -62,15 +63,15 @@ func TestPodContextEndsAsWithCancel(t *testing.T) {
 // whose parent is one joins it by a slot that its own cancel gives back.
 func TestPodContextEndsWithItsParent(t *testing.T) {
 	root, cancelRoot := context.WithCancel(context.Background())
-	sup, cancelSup := newPodContext(root)
-	defer cancelSup()
-	_, cancelPod := newPodContext(sup)
-	other, cancelOther := newPodContext(sup)
-	defer cancelOther()
+	sup := newPodContext(root)
+	defer sup.Cancel()
+	pod := newPodContext(sup)
+	other := newPodContext(sup)
+	defer other.Cancel()
 	if len(sup.after) != 2 {
 		t.Fatalf("the parent holds %d entries for its two children, want 2", len(sup.after))
 	}
-	cancelPod()
+	pod.Cancel()
 	if len(sup.after) != 1 || sup.after[0].i != 0 {
 		t.Fatalf("after a child's cancel the parent holds %v, want the other child's entry at 0", sup.after)
 	}
@@ -90,9 +91,30 @@ func TestPodContextEndsWithItsParent(t *testing.T) {
 		t.Fatalf("after the parent's end: %v, the child's %v, the derived %v; want Canceled", sup.Err(), other.Err(), call.Err())
 	}
 
-	late, cancelLate := newPodContext(sup)
-	defer cancelLate()
+	late := newPodContext(sup)
+	defer late.Cancel()
 	if late.Err() != context.Canceled {
 		t.Fatalf("a podContext of a parent that ended: %v, want Canceled", late.Err())
+	}
+}
+
+// A PodActor's context joins the Supervisor's with three allocations (the
+// podContext, its Done channel, its slot's entry): no closure to cancel
+// it, to be cancelled by the parent, or to leave the parent, which every
+// running pod would keep (about 80 bytes).
+func TestPodContextJoinsCheaply(t *testing.T) {
+	sup := newPodContext(context.Background())
+	defer sup.Cancel()
+	// Another child keeps the parent's slice, as a node's other pods do.
+	stay := newPodContext(sup)
+	allocs := testing.AllocsPerRun(100, func() {
+		c := newPodContext(sup)
+		c.Cancel()
+	})
+	if allocs > 3 {
+		t.Fatalf("a podContext of a podContext costs %v allocations, want at most 3", allocs)
+	}
+	if len(sup.after) != 1 || sup.after[0].kid != stay {
+		t.Fatalf("the cancelled children left %d entries in their parent, want the one of the child still there", len(sup.after))
 	}
 }

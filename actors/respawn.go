@@ -44,11 +44,10 @@ func (s *supervisor) terminated(ctx actor.Context, who *actor.PID) {
 	if s.stopping || who == nil {
 		return
 	}
-	uid, ok := s.byID[who.Id]
+	uid, ok := podOf(ctx.Self(), who)
 	if !ok {
 		return
 	}
-	delete(s.byID, who.Id)
 	if pid, ok := s.pods[uid]; !ok || pid.Id != who.Id {
 		return // it finished (podRemoved) or was replaced
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -89,20 +90,19 @@ type supervisor struct {
 	// this incarnation's, derived from parent and cancelled when the
 	// Supervisor stops or restarts. Every PodActor's context derives from
 	// ctx, so its end cancels the pods' CRI calls in flight.
-	parent  context.Context
-	ctx     context.Context
-	cancel  context.CancelFunc
-	deps    *Deps
-	load    Loader
-	rec     *Recovery
-	pods    map[string]*actor.PID
-	desired map[string]map[string]desiredPod // source -> uid -> latest wish
+	parent context.Context
+	ctx    *podContext
+	// podProps spawn every PodActor of this incarnation (podSpawns).
+	podProps *actor.Props
+	deps     *Deps
+	load     Loader
+	rec      *Recovery
+	pods     map[string]*actor.PID
+	desired  map[string]map[string]desiredPod // source -> uid -> latest wish
 	// awaiting: journaled pods of sources that have not delivered yet
 	// (Recovery.Pending), by source.
 	awaiting map[string][]string
 	admitted *admission
-	// byID maps a PodActor's PID.Id to its pod, for Terminated.
-	byID     map[string]string
 	respawn  *respawner
 	stopping bool
 }
@@ -144,22 +144,27 @@ type Loader func(ctx context.Context, uid string) (*lifecycle.State, error)
 func NewSupervisorProps(ctx context.Context, deps Deps, load Loader, rec *Recovery) *actor.Props {
 	deps.withDefaults()
 	d := &deps
+	d.spawns = &podSpawns{}
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &supervisor{parent: ctx, deps: d, rec: rec, load: load, pods: map[string]*actor.PID{}, desired: map[string]map[string]desiredPod{}, awaiting: map[string][]string{}, admitted: newAdmission(d.Admission),
-			byID: map[string]string{}, respawn: newRespawner(d)}
+			respawn: newRespawner(d)}
 	}, actor.WithSupervisor(podStrategy(d)))
 }
 
 func (s *supervisor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		s.ctx, s.cancel = newPodContext(s.parent) // its PodActors' contexts join it by a slot in a slice
+		s.ctx = newPodContext(s.parent) // its PodActors' contexts join it by a slot in a slice
+		deps, load, parent := s.deps, s.load, s.ctx
+		s.podProps = actor.PropsFromProducer(func() actor.Actor {
+			return &podActor{deps: deps, load: load, parent: parent} // its pod: podSpawns, at Started
+		}, deps.mailbox()...)
 		s.recover(ctx)
 	case *actor.Stopping:
 		s.stopping = true
-		s.cancel() // before protoactor stops the pod actors: their calls return now
+		s.ctx.Cancel() // before protoactor stops the pod actors: their calls return now
 	case *actor.Restarting:
-		s.cancel()
+		s.ctx.Cancel()
 	case *actor.Terminated:
 		dropStoppedChildren(ctx) // a finished PodActor and its state
 		if s.stopping {
@@ -299,24 +304,35 @@ func (s *supervisor) spawn(ctx actor.Context, uid string, initial *lifecycle.Sta
 	if pid, ok := s.pods[uid]; ok {
 		return pid
 	}
-	deps, load, parent := s.deps, s.load, s.ctx
-	first := true
-	props := actor.PropsFromProducer(func() actor.Actor {
-		st, m := initial, mode
-		if !first {
-			st, m = nil, restarted // a restart reloads from disk
-		}
-		// The props live as long as the actor: not to keep the recovered
-		// state (its PodState, spec and runtime view) after the Driver
-		// moved on from it.
-		first, initial = false, nil
-		return newPodActor(parent, uid, deps, load, st, m)
-	}, deps.mailbox()...)
-	// A unique name: the actor of the pod's previous life may still be stopping.
-	pid := ctx.SpawnPrefix(props, uid)
+	// A unique name: the actor of the pod's previous life may still be
+	// stopping. The actor takes its pod at Started (podSpawns), and with it
+	// the recovered state, which its Driver holds from then on.
+	name := uid + ctx.ActorSystem().ProcessRegistry.NextId()
+	id := ctx.Self().Id + "/" + name // as SpawnNamed names a child
+	s.deps.spawns.put(id, podSpawn{uid: uid, initial: initial, mode: mode})
+	pid, err := ctx.SpawnNamed(s.podProps, name)
+	if err != nil {
+		s.deps.spawns.take(id)
+		panic(err) // as SpawnPrefix: a name made unique cannot be taken
+	}
 	s.pods[uid] = pid
-	s.byID[pid.Id] = uid
 	return pid
+}
+
+// podOf is the pod of the PodActor who, a child of the Supervisor self,
+// read from its name: spawn names it uid + NextId(), and NextId's only "$"
+// is its first character. (A map by PID would cost every running pod an
+// entry.) ok is false for a PID spawn did not name.
+func podOf(self, who *actor.PID) (uid string, ok bool) {
+	name, ok := strings.CutPrefix(who.Id, self.Id+"/")
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndexByte(name, '$')
+	if i < 0 {
+		return "", false
+	}
+	return name[:i], true
 }
 
 func (s *supervisor) source(ctx actor.Context, m *SourceSnapshot) {

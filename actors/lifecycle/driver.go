@@ -42,9 +42,8 @@ import (
 // on the state replayed from the journal derives the outstanding effects
 // again (none of them fresh). Not safe for concurrent use.
 type Driver struct {
-	cfg   Config
-	retry Retry
-	state *State
+	shared *Shared
+	state  *State
 
 	// The keyed sets below are nil while empty (see put, drop): a running
 	// pod has nothing in them, and a Go map keeps its storage when emptied.
@@ -75,9 +74,23 @@ type Retry struct {
 	Snapshot int
 }
 
+// Shared is what the Drivers of a node's pods have in common: the core's
+// Config and the back-off. It is read only once a Driver has it.
+type Shared struct {
+	Config Config
+	Retry  Retry
+}
+
 // NewDriver returns the Driver of the pod in st (as loaded from the journal).
 func NewDriver(cfg Config, retry Retry, st *State) *Driver {
-	return &Driver{cfg: cfg, retry: retry, state: st}
+	return NewSharedDriver(&Shared{Config: cfg, Retry: retry}, st)
+}
+
+// NewSharedDriver is NewDriver with settings shared by many Drivers, as a
+// node's pods share them: a Driver holds a pointer to them, not its own
+// copy (80 bytes for every pod).
+func NewSharedDriver(sh *Shared, st *State) *Driver {
+	return &Driver{shared: sh, state: st}
 }
 
 // State is the pod's durable state (never changed in place).
@@ -167,7 +180,7 @@ func (d *Driver) Step(in Input, now time.Time, more ...Input) Ready {
 			c := *st
 			c.source, cur = d.offer.pod, &c
 		}
-		nd := d.cfg.Decide(cur, next, now)
+		nd := d.shared.Config.Decide(cur, next, now)
 		if i > 0 {
 			nd.Events = append(dec.Events, nd.Events...)
 		}
@@ -187,7 +200,7 @@ func (d *Driver) Done(e Effect, res *pb.EffectResult, err error, transient bool,
 	if err != nil {
 		n := d.retries[key]
 		put(&d.retries, key, n+1)
-		retryAfter = min(d.retry.Min<<min(n, 16), d.retry.Max)
+		retryAfter = min(d.shared.Retry.Min<<min(n, 16), d.shared.Retry.Max)
 		put(&d.blocked, key, now.Add(retryAfter))
 		if transient {
 			return Ready{now: now}, retryAfter
@@ -236,7 +249,7 @@ func (d *Driver) Advance(rd Ready, appendErr error) Work {
 		if d.state.Done() {
 			return Work{Appended: true, Publish: w.Publish, Finish: true}
 		}
-		w.Snapshot = d.retry.Snapshot > 0 && d.sinceSnap >= d.retry.Snapshot
+		w.Snapshot = d.shared.Retry.Snapshot > 0 && d.sinceSnap >= d.shared.Retry.Snapshot
 	} else {
 		if d.state.P.Removed && d.state.Done() && len(dec.Effects) == 0 {
 			return Work{Finish: true} // a stale view of a pod already gone
@@ -301,7 +314,7 @@ func (d *Driver) Listed(ok bool) (retryAfter time.Duration) {
 	if ok {
 		return 0
 	}
-	return d.retry.Max / 4
+	return d.shared.Retry.Max / 4
 }
 
 // TimerFired notes that the pod's timer fired (step a Tick now).

@@ -36,10 +36,12 @@ type DirectOptions struct {
 // What holds, as over a socket: requests and replies are copies (merged
 // into fresh messages by proto.Merge, which copies every message, list,
 // map and bytes field and shares only the immutable strings), so client
-// and runtime share no message; each call runs
-// in a goroutine of its own and sees the caller's deadline, cancellation
-// and outgoing metadata (not its other context values); errors keep their
-// gRPC status; streams (GetContainerEvents) are served.
+// and runtime share no message; each call sees the caller's deadline,
+// cancellation and outgoing metadata (not its other context values);
+// errors keep their gRPC status; streams (GetContainerEvents) are served.
+// A unary call runs in the caller's goroutine (directUnary), so its handler
+// must end its waits when its context ends; a stream runs in a goroutine
+// of its own.
 //
 // stop cancels every call and stream in flight, and calls made after it
 // fail with Unavailable; it is idempotent. rt stays usable.
@@ -49,11 +51,13 @@ func Direct(rt Runtime, o DirectOptions) (conn grpc.ClientConnInterface, stop fu
 		ch.WithClientStatsHandler(o.ClientStats)
 	}
 	l := newLife(errDirectStopped)
-	reg := grpchan.WithStreamInterceptors(grpchan.WithUnaryInterceptors(ch, o.Unary...),
-		append([]grpc.StreamServerInterceptor{l.stream, sendEmptyHeaders}, o.Stream...)...)
-	runtimeapi.RegisterRuntimeServiceServer(reg, rt)
+	reg := grpchan.WithStreamInterceptors(ch, append([]grpc.StreamServerInterceptor{l.stream, sendEmptyHeaders}, o.Stream...)...)
+	runtimeapi.RegisterRuntimeServiceServer(reg, rt) // for the streams
 	runtimeapi.RegisterImageServiceServer(reg, rt)
-	return &directConn{Channel: ch, life: l}, l.end
+	u := newDirectUnary(o.Unary, o.ClientStats)
+	u.register(&runtimeapi.RuntimeService_ServiceDesc, rt)
+	u.register(&runtimeapi.ImageService_ServiceDesc, rt)
+	return &directConn{Channel: ch, life: l, unary: u}, l.end
 }
 
 // directConn binds a unary call to the connection's life on the caller's
@@ -65,8 +69,9 @@ func Direct(rt Runtime, o DirectOptions) (conn grpc.ClientConnInterface, stop fu
 // every call in flight (and the runtime never frees a goroutine's
 // descriptor, so a burst of calls leaves the process larger for good).
 type directConn struct {
-	*inprocgrpc.Channel
-	life *life
+	*inprocgrpc.Channel // the streams
+	life                *life
+	unary               *directUnary
 }
 
 // Invoke implements grpc.ClientConnInterface.
@@ -76,7 +81,7 @@ func (c *directConn) Invoke(ctx context.Context, method string, req, reply any, 
 		return err
 	}
 	defer done()
-	return c.Channel.Invoke(ctx, method, req, reply, opts...)
+	return c.unary.invoke(ctx, method, req, reply)
 }
 
 // copyMessage sets out to a deep copy of in, two messages of one type

@@ -12,7 +12,10 @@ type share struct {
 	counted      bool
 	sandboxReady bool
 	phase        corev1.PodPhase
-	containers   [numStates]int
+	// containers counts the pod's containers by state (uint32: the cache
+	// holds a share for every pod; an int's four extra bytes each put its
+	// entry in a size class 16 bytes larger).
+	containers [numStates]uint32
 }
 
 func shareOf(pod *corev1.Pod) share {
