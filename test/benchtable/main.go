@@ -11,9 +11,12 @@
 //     (journal.BenchmarkAppend vs BenchmarkRefGroupCommit, each pods=N);
 //   - an agent recovers 10,000 pods in < 1 s (bench.BenchmarkRecover10k,
 //     recover-ms);
-//   - a running pod costs < 10 KiB of heap (bench.BenchmarkMemoryPerPod,
+//   - a running pod costs ≤ 5 KiB of heap (bench.BenchmarkMemoryPerPod,
 //     bytes/pod-actorlet; bytes/pod, which includes the simulated runtime,
-//     is shown against the same bound for information).
+//     is shown against the same bound for information);
+//   - 1,000 static pods reach Running at ≥ 2,004 pods/s
+//     (bench.BenchmarkPodsToRunning, pods/s: the figure of 2026-12-02 that
+//     issue 15 asks to get back to).
 //
 // Targets are printed, never enforced: a benchmark is not a test. The exit
 // status is 1 only when the run itself failed (a FAIL or panic line in the
@@ -160,7 +163,9 @@ var standardUnits = map[string]bool{"ns/op": true, "B/op": true, "allocs/op": tr
 const (
 	journalTarget  = 0.90   // journal records/s ÷ group-commit reference's
 	recoverTarget  = 1000.0 // ms to recover 10,000 pods
-	memoryTarget   = 10240  // bytes of heap per running pod
+	memoryTarget   = 5120   // bytes of heap per running pod, at most
+	startupTarget  = 2004.0 // pods/s to Running, at least
+	startupBench   = benchPkg + "/PodsToRunning"
 	journalPkg     = "journal"
 	benchPkg       = "bench"
 	recoverBench   = benchPkg + "/Recover10k"
@@ -228,14 +233,16 @@ func render(w io.Writer, res *results) (pass, miss int) {
 		add("journal ≥ 90% of group commit", "", fmt.Sprintf("≥ %.0f%%", 100*journalTarget), false, false)
 	}
 
-	v, ok := value(res, recoverBench, "recover-ms")
+	v, ok := value(res, startupBench, "pods/s")
+	add("1,000 static pods to Running (pods/s)", fmt.Sprintf("%s pods/s", num(v)), fmt.Sprintf("≥ %s pods/s", num(startupTarget)), v >= startupTarget, ok)
+	v, ok = value(res, recoverBench, "recover-ms")
 	add("recovery of 10,000 pods (recover-ms)", fmt.Sprintf("%s ms", num(v)), fmt.Sprintf("< %s ms", num(recoverTarget)), v < recoverTarget, ok)
 	v, ok = value(res, rebuildBench, "converge-ms")
 	add("rebuild of 10,000 running pods, no journal (converge-ms)", fmt.Sprintf("%s ms", num(v)), fmt.Sprintf("< %s ms", num(rebuildTarget)), v < rebuildTarget, ok)
 	v, ok = value(res, memoryBench, "bytes/pod-actorlet")
-	add("heap per running pod, actorlet (bytes/pod-actorlet)", fmt.Sprintf("%s B", num(v)), fmt.Sprintf("< %s B", num(memoryTarget)), v < memoryTarget, ok)
+	add("heap per running pod, actorlet (bytes/pod-actorlet)", fmt.Sprintf("%s B", num(v)), fmt.Sprintf("≤ %s B", num(memoryTarget)), v <= memoryTarget, ok)
 	v, ok = value(res, memoryBench, "bytes/pod")
-	add("  incl. the simulated runtime (bytes/pod)", fmt.Sprintf("%s B", num(v)), fmt.Sprintf("< %s B", num(memoryTarget)), v < memoryTarget, ok)
+	add("  incl. the simulated runtime (bytes/pod)", fmt.Sprintf("%s B", num(v)), fmt.Sprintf("≤ %s B", num(memoryTarget)), v <= memoryTarget, ok)
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
