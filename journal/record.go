@@ -93,11 +93,17 @@ type encodeBuffers struct {
 	buf []byte
 	// head holds the input of the head CRC (see headCRCString).
 	head []byte
+	// one is where recs points while it holds one record (most appends):
+	// in the request itself, not in an array of its own.
+	one [1][]byte
 }
 
 // maxKeptBuffer bounds the buffer a pooled request keeps between appends:
 // a rare large record (a big pod spec) is not pinned by the pool.
 const maxKeptBuffer = 64 << 10
+
+// maxKeptRecs bounds the records slice a pooled request keeps.
+const maxKeptRecs = 64
 
 // encode frames and marshals the envelope of pod podUID at the end of b.buf
 // and adds it to b.recs, sealed but for its key.
@@ -123,6 +129,9 @@ func (b *encodeBuffers) encode(podUID string, e *pb.Envelope) ([]byte, error) {
 func (b *encodeBuffers) reset() {
 	clear(b.recs)
 	b.recs = b.recs[:0]
+	if cap(b.recs) > maxKeptRecs {
+		b.recs = b.one[:0]
+	}
 	if cap(b.buf) > maxKeptBuffer {
 		b.buf = nil
 	}

@@ -23,35 +23,28 @@ func (j *Journal) runWriter() {
 	debug.SetPanicOnFault(true)
 	var batch []*request
 	for {
-		var ok bool
-		batch, ok = j.queue.take(j.opts.MaxBatch, batch)
+		var (
+			c  *completion
+			ok bool
+		)
+		batch, c, ok = j.queue.take(j.opts.MaxBatch, batch)
 		if !ok {
 			return
 		}
-		// Claim the requests; those whose callers gave up are dropped.
-		n := 0
-		for _, r := range batch {
-			if r.state.CompareAndSwap(stateQueued, stateTaken) {
-				batch[n] = r
-				n++
-			}
-		}
-		clear(batch[n:])
-		batch = batch[:n]
-		if len(batch) == 0 {
-			continue
-		}
 		if batch[0].kind == kindVerify {
-			batch[0].done <- j.verifyInWriter(batch[0].ctx)
-			continue
+			batch[0].err = j.verifyInWriter(batch[0].ctx)
+		} else {
+			j.commit(batch)
 		}
-		j.commit(batch)
+		clear(batch)
+		c.complete()
 	}
 }
 
-// commit writes a batch in one transaction and answers each request: with
+// commit writes a batch in one transaction and sets each request's outcome:
 // its own rejection (ErrSequence, ...) if it was refused — it then wrote
-// nothing — or else with the transaction's outcome.
+// nothing — or else the transaction's outcome. The caller then completes
+// the batch.
 //
 // The transaction stages its changes to the index (see staging); once it has
 // committed they are published before any request is answered, so a Load
@@ -89,19 +82,18 @@ func (j *Journal) commit(batch []*request) {
 	if exclusive {
 		j.idx.mu.Lock()
 	}
-	rejected := make([]error, len(batch))
 	var wrote, records, bytes int
 	s := &j.staging
 	s.begin(&j.idx.podIndex, exclusive) // before: rollback must not see the last batch's
 	start := j.opts.Clock.Now()
 	txErr := j.guardedUpdate(func(tx *bolt.Tx) error {
 		w := writeTx{log: logBucket(tx), snaps: tx.Bucket(bucketSnapshots), s: s}
-		for i, r := range batch {
+		for _, r := range batch {
 			rej, err := w.apply(r)
 			if err != nil {
 				return fmt.Errorf("pod %q: %w", r.uid, err)
 			}
-			rejected[i] = rej
+			r.err = rej
 			if rej == nil {
 				wrote++
 				if r.kind == kindAppend {
@@ -148,15 +140,16 @@ func (j *Journal) commit(batch []*request) {
 		j.stats.recordCommit(wrote, records, bytes, !j.opts.NoSync)
 		j.commits.committed()
 	}
-	for i, r := range batch {
-		switch {
-		case rejected[i] != nil:
-			j.stats.rejected.Add(1)
-			r.done <- rejected[i]
-		default:
-			r.done <- txErr
+	rejected := 0
+	for _, r := range batch {
+		if r.err != nil {
+			rejected++
+		} else {
+			r.err = txErr
 		}
-		batch[i] = nil
+	}
+	if rejected > 0 {
+		j.stats.rejected.Add(uint64(rejected))
 	}
 }
 
@@ -237,16 +230,16 @@ func (w writeTx) snapshot(r *request) (rejected, err error) {
 	if e != nil {
 		cur = e.snapSeq
 	}
-	if r.snap.Seq > last || r.snap.Seq < cur {
+	if r.first > last || r.first < cur {
 		return fmt.Errorf("snapshot of pod %q at seq %d: stored events end at seq %d and the stored snapshot is at seq %d: %w",
-			r.uid, r.snap.Seq, last, cur, ErrSequence), nil
+			r.uid, r.first, last, cur, ErrSequence), nil
 	}
 	if err := w.snaps.Put([]byte(r.uid), r.recs[0]); err != nil {
 		return nil, err
 	}
 	// Compact: delete the records the snapshot covers. (e is not nil: the
 	// pod has a seq >= 1.)
-	return nil, w.deleteRecords(w.s.compact(r.uid, e, r.snap.Seq))
+	return nil, w.deleteRecords(w.s.compact(r.uid, e, r.first))
 }
 
 func (w writeTx) delete(r *request) error {
