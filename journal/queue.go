@@ -47,9 +47,6 @@ type request struct {
 	// first is kindAppend's seq of recs[0], kindSnapshot's snapshot seq,
 	// and the pod's last seq for a kindDelete with ifLast.
 	first uint64
-	// entry is the pod's index entry, looked up by the writer before an
-	// append-only transaction (nil if none yet). Writer only.
-	entry *podEntry
 
 	// err is the outcome, set by the writer before it completes comp.
 	err error
@@ -77,7 +74,7 @@ func newRequest(kind requestKind, uid string) *request {
 // more. (A canceled request is not released: the writer may still look at
 // it.)
 func (r *request) release() {
-	r.uid, r.first, r.size, r.ctx, r.next, r.entry, r.ifLast, r.err = "", 0, 0, nil, nil, nil, false, nil
+	r.uid, r.first, r.size, r.ctx, r.next, r.ifLast, r.err = "", 0, 0, nil, nil, false, nil
 	r.comp.Store(nil)
 	r.encodeBuffers.reset()
 	r.state.Store(stateQueued)

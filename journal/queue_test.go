@@ -13,8 +13,8 @@ import (
 // request of 192 bytes (a size class whose objects start at multiples of
 // 64 bytes) keeps them in one cache line.
 func TestRequestLayout(t *testing.T) {
-	if got := unsafe.Sizeof(request{}); got != 192 {
-		t.Errorf("request is %d bytes, want 192", got)
+	if got := unsafe.Sizeof(request{}); got <= 176 || got > 192 {
+		t.Errorf("request is %d bytes, want 177-192 (the size class of 192 bytes)", got)
 	}
 	if got := unsafe.Offsetof(request{}.err); got > 64 {
 		t.Errorf("the writer's fields end at byte %d, want at most 64", got)

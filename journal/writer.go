@@ -66,53 +66,61 @@ func (j *Journal) commit(batch []*request) {
 			break
 		}
 	}
-	if !exclusive {
-		// Look the pods up in one tight loop before the transaction, and
-		// read their entries there too: the lookups are independent, so
-		// their cache misses overlap, while between bbolt Puts they would
-		// be paid one after the other. The index does not change until
-		// publish. A pod whose stored snapshot is damaged is left to
-		// append, which looks it up again and refuses the request.
-		for _, r := range batch {
-			if e := j.idx.pods[r.uid]; e != nil && e.snapProblem == "" {
-				r.entry = e
-			}
-		}
-	}
 	if exclusive {
 		j.idx.mu.Lock()
 	}
 	var wrote, records, bytes int
+	count := func(r *request) {
+		wrote++
+		if r.kind == kindAppend {
+			records += len(r.recs)
+		}
+		bytes += r.size
+	}
 	s := &j.staging
 	s.begin(&j.idx.podIndex, exclusive) // before: rollback must not see the last batch's
 	start := j.opts.Clock.Now()
-	txErr := j.guardedUpdate(func(tx *bolt.Tx) error {
-		w := writeTx{log: logBucket(tx), snaps: tx.Bucket(bucketSnapshots), s: s}
+	var txErr error
+	if !exclusive {
+		// Stage the whole batch before the transaction, in one loop: the
+		// requests, their pods' entries and their records are independent
+		// of each other, so the cache misses of one overlap those of the
+		// next, and the transaction only puts what was staged, as a bare
+		// group commit would.
 		for _, r := range batch {
-			rej, err := w.apply(r)
-			if err != nil {
-				return fmt.Errorf("pod %q: %w", r.uid, err)
+			if r.err = s.stageAppend(r); r.err == nil {
+				count(r)
 			}
-			r.err = rej
-			if rej == nil {
-				wrote++
-				if r.kind == kindAppend {
-					records += len(r.recs)
+		}
+		if wrote > 0 {
+			txErr = j.guardedUpdate(func(tx *bolt.Tx) error {
+				log := logBucket(tx)
+				for _, p := range s.puts {
+					if err := log.Put(p.key, p.rec); err != nil {
+						return fmt.Errorf("%s: %w", p.describe(), err)
+					}
 				}
-				bytes += r.size
+				return keepLastKey(log, s.next-1)
+			})
+		}
+	} else {
+		txErr = j.guardedUpdate(func(tx *bolt.Tx) error {
+			w := writeTx{log: logBucket(tx), snaps: tx.Bucket(bucketSnapshots), s: s}
+			for _, r := range batch {
+				rej, err := w.apply(r)
+				if err != nil {
+					return fmt.Errorf("pod %q: %w", r.uid, err)
+				}
+				if r.err = rej; rej == nil {
+					count(r)
+				}
 			}
-		}
-		if wrote == 0 {
-			return errNothingWritten
-		}
-		// The log's sequence keeps the largest record number ever used, so
-		// that numbers are never used again, also after a restart (Follow's
-		// cursor is one).
-		if last := s.next - 1; last > w.log.Sequence() {
-			return w.log.SetSequence(last)
-		}
-		return nil
-	})
+			if wrote == 0 {
+				return errNothingWritten
+			}
+			return keepLastKey(w.log, s.next-1)
+		})
+	}
 	j.stats.commitNanos.Add(int64(j.opts.Clock.Since(start)))
 	if errors.Is(txErr, errNothingWritten) {
 		txErr = nil
@@ -197,28 +205,26 @@ func (w writeTx) apply(r *request) (rejected, err error) {
 }
 
 func (w writeTx) append(r *request) (rejected, err error) {
-	e := r.entry // looked up by commit (append-only batches), else nil
-	if e == nil {
-		e = w.s.entry(r.uid)
+	from := len(w.s.puts)
+	if rej := w.s.stageAppend(r); rej != nil {
+		return rej, nil
 	}
-	if e != nil && e.snapProblem != "" {
-		return fmt.Errorf("append to pod %q: %w: %s", r.uid, ErrCorrupt, e.snapProblem), nil
-	}
-	if last := w.s.lastSeq(e); r.first != last+1 {
-		return fmt.Errorf("append to pod %q: first seq %d does not follow the stored seq %d: %w",
-			r.uid, r.first, last, ErrSequence), nil
-	}
-	from := len(w.s.refs)
-	for i, rec := range r.recs {
-		n, k := w.s.nextKey()
-		sealKey(rec, k) // once: a request is applied in one transaction only
-		if err := w.log.Put(k, rec); err != nil {
+	for _, p := range w.s.puts[from:] {
+		if err := w.log.Put(p.key, p.rec); err != nil {
 			return nil, err
 		}
-		w.s.refs = append(w.s.refs, recRef{seq: r.first + uint64(i), key: n})
 	}
-	w.s.appendRecords(r.uid, e, from)
 	return nil, nil
+}
+
+// keepLastKey stores the largest record number used in the log's sequence,
+// so that numbers are never used again, also after a restart (Follow's
+// cursor is one).
+func keepLastKey(log *bolt.Bucket, last uint64) error {
+	if last > log.Sequence() {
+		return log.SetSequence(last)
+	}
+	return nil
 }
 
 func (w writeTx) snapshot(r *request) (rejected, err error) {
