@@ -47,7 +47,7 @@ func (j *Journal) Append(ctx context.Context, podUID string, events ...*pb.Envel
 		r.release()
 		return fmt.Errorf("append to pod %q: %w", podUID, err)
 	}
-	r.first, r.size = first, size
+	r.first, r.size, r.records = first, size, len(r.recs)
 	c, err := j.enqueue(ctx, r)
 	if err != nil {
 		r.release()

@@ -31,8 +31,12 @@ const (
 // caller gets one from newRequest and gives it back with release once it has
 // the outcome, when neither the writer nor bbolt refers to it any more.
 //
-// The fields the writer reads for every request come first: a pooled
-// request is 192 bytes, so they share the first cache line of it.
+// A pooled request is 192 bytes, a size class whose objects start at
+// multiples of 64 bytes: the fields take reads for every request fill its
+// first cache line, and an append's records (recs, and one, where recs
+// points for one record) its second. The writer then reads the records,
+// the pod's index entry, and err only for a refused request or a failed
+// commit.
 type request struct {
 	next *request // in the queue's stack
 	// comp is the completion of the batch the writer took the request
@@ -47,14 +51,18 @@ type request struct {
 	// first is kindAppend's seq of recs[0], kindSnapshot's snapshot seq,
 	// and the pod's last seq for a kindDelete with ifLast.
 	first uint64
+	// records is how many envelopes the request writes (for MaxBatch): 1
+	// but for appends.
+	records int
+	size    int // bytes in recs
 
-	// err is the outcome, set by the writer before it completes comp.
-	err error
 	// encodeBuffers hold recs: kindAppend's marshalled envelopes,
 	// kindSnapshot's snapshot.
 	encodeBuffers
-	size int             // bytes in recs
-	ctx  context.Context // kindVerify: the caller's
+	// err is the outcome, set by the writer before it completes comp:
+	// nil from the pool, and set only to an error.
+	err error
+	ctx context.Context // kindVerify: the caller's
 }
 
 var requestPool = sync.Pool{New: func() any {
@@ -65,7 +73,7 @@ var requestPool = sync.Pool{New: func() any {
 
 func newRequest(kind requestKind, uid string) *request {
 	r := requestPool.Get().(*request)
-	r.kind, r.uid = kind, uid
+	r.kind, r.uid, r.records = kind, uid, 1
 	return r
 }
 
@@ -79,14 +87,6 @@ func (r *request) release() {
 	r.encodeBuffers.reset()
 	r.state.Store(stateQueued)
 	requestPool.Put(r)
-}
-
-// records is how many envelopes the request writes (for MaxBatch).
-func (r *request) records() int {
-	if r.kind == kindAppend {
-		return len(r.recs)
-	}
-	return 1
 }
 
 // queue holds the requests waiting for the writer. It has no timer: the
@@ -234,7 +234,7 @@ func (q *queue) take(maxRecords int, batch []*request) ([]*request, *completion,
 			if r.kind == kindVerify && len(batch) > 0 {
 				break
 			}
-			n := r.records()
+			n := r.records
 			if len(batch) > 0 && records+n > maxRecords {
 				break
 			}

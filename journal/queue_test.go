@@ -9,15 +9,22 @@ import (
 	"unsafe"
 )
 
-// The writer reads the first 64 bytes of every request it takes; a pooled
-// request of 192 bytes (a size class whose objects start at multiples of
-// 64 bytes) keeps them in one cache line.
+// take reads the first 64 bytes of every request, the writer's staging the
+// next 64 of an append: in a pooled request of 192 bytes (a size class whose
+// objects start at multiples of 64 bytes) they are two cache lines.
 func TestRequestLayout(t *testing.T) {
-	if got := unsafe.Sizeof(request{}); got <= 176 || got > 192 {
+	var r request
+	if got := unsafe.Sizeof(r); got <= 176 || got > 192 {
 		t.Errorf("request is %d bytes, want 177-192 (the size class of 192 bytes)", got)
 	}
-	if got := unsafe.Offsetof(request{}.err); got > 64 {
-		t.Errorf("the writer's fields end at byte %d, want at most 64", got)
+	if end := unsafe.Offsetof(r.size) + unsafe.Sizeof(r.size); end > 64 {
+		t.Errorf("take's fields end at byte %d, want at most 64", end)
+	}
+	if at := unsafe.Offsetof(r.encodeBuffers); at != 64 {
+		t.Errorf("the records start at byte %d, want 64", at)
+	}
+	if end := unsafe.Offsetof(r.one) + unsafe.Sizeof(r.one); end > 128 {
+		t.Errorf("an append's record slices end at byte %d, want at most 128", end)
 	}
 }
 

@@ -89,13 +89,13 @@ type encodeBuffers struct {
 	// recs are the encoded records: sub-slices of buf, or of an array buf
 	// had before it grew (which they keep alive).
 	recs [][]byte
+	// one is where recs points while it holds one record (most appends):
+	// in the request itself, next to recs, not in an array of its own.
+	one [1][]byte
 	// buf holds the records back to back.
 	buf []byte
 	// head holds the input of the head CRC (see headCRCString).
 	head []byte
-	// one is where recs points while it holds one record (most appends):
-	// in the request itself, not in an array of its own.
-	one [1][]byte
 }
 
 // maxKeptBuffer bounds the buffer a pooled request keeps between appends:

@@ -69,11 +69,18 @@ func (j *Journal) commit(batch []*request) {
 	if exclusive {
 		j.idx.mu.Lock()
 	}
-	var wrote, records, bytes int
-	count := func(r *request) {
+	// Outcomes: a refused request gets its rejection here; the others keep
+	// a nil err unless the transaction fails.
+	var wrote, rejected, records, bytes int
+	settle := func(r *request, rej error) {
+		if rej != nil {
+			r.err = rej
+			rejected++
+			return
+		}
 		wrote++
 		if r.kind == kindAppend {
-			records += len(r.recs)
+			records += r.records
 		}
 		bytes += r.size
 	}
@@ -88,9 +95,7 @@ func (j *Journal) commit(batch []*request) {
 		// next, and the transaction only puts what was staged, as a bare
 		// group commit would.
 		for _, r := range batch {
-			if r.err = s.stageAppend(r); r.err == nil {
-				count(r)
-			}
+			settle(r, s.stageAppend(r))
 		}
 		if wrote > 0 {
 			txErr = j.guardedUpdate(func(tx *bolt.Tx) error {
@@ -111,9 +116,7 @@ func (j *Journal) commit(batch []*request) {
 				if err != nil {
 					return fmt.Errorf("pod %q: %w", r.uid, err)
 				}
-				if r.err = rej; rej == nil {
-					count(r)
-				}
+				settle(r, rej)
 			}
 			if wrote == 0 {
 				return errNothingWritten
@@ -148,12 +151,11 @@ func (j *Journal) commit(batch []*request) {
 		j.stats.recordCommit(wrote, records, bytes, !j.opts.NoSync)
 		j.commits.committed()
 	}
-	rejected := 0
-	for _, r := range batch {
-		if r.err != nil {
-			rejected++
-		} else {
-			r.err = txErr
+	if txErr != nil {
+		for _, r := range batch {
+			if r.err == nil {
+				r.err = txErr
+			}
 		}
 	}
 	if rejected > 0 {
