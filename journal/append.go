@@ -47,18 +47,23 @@ func (j *Journal) Append(ctx context.Context, podUID string, events ...*pb.Envel
 		r.release()
 		return fmt.Errorf("append to pod %q: %w", podUID, err)
 	}
-	r.first, r.size = first, size
-	if err := j.enqueue(ctx, r); err != nil {
+	r.first, r.size, r.records = first, size, len(r.recs)
+	c, err := j.enqueue(ctx, r)
+	if err != nil {
 		r.release()
 		return fmt.Errorf("append to pod %q: %w", podUID, err)
 	}
 	// Wait here rather than in a helper: thousands of callers park in
 	// this frame, and the garbage collector walks every parked stack.
 	if ctx.Done() == nil {
-		err = <-r.done
+		for done := false; !done; {
+			<-c.done
+			c, done = j.queue.nextWait(r, c)
+		}
+		err = r.err
 		r.release()
 	} else {
-		err = j.await(ctx, r)
+		err = j.await(ctx, r, c)
 	}
 	if err != nil {
 		return fmt.Errorf("append to pod %q: %w", podUID, err)
@@ -83,7 +88,7 @@ func (j *Journal) SaveSnapshot(ctx context.Context, snap *pb.Snapshot) error {
 		return fmt.Errorf("save snapshot of pod %q: %w", uid, err)
 	}
 	r := newRequest(kindSnapshot, uid)
-	r.snap, r.recs, r.size = snap, append(r.recs, rec), len(rec)
+	r.first, r.recs, r.size = snap.Seq, append(r.recs, rec), len(rec)
 	if err := j.submit(ctx, r); err != nil {
 		return fmt.Errorf("save snapshot of pod %q: %w", uid, err)
 	}
@@ -125,38 +130,37 @@ func (j *Journal) DeleteAt(ctx context.Context, podUID string, lastSeq uint64) e
 // submit queues r for the writer and waits for its outcome (see Append for
 // the ctx contract).
 func (j *Journal) submit(ctx context.Context, r *request) error {
-	if err := j.enqueue(ctx, r); err != nil {
+	c, err := j.enqueue(ctx, r)
+	if err != nil {
 		r.release()
 		return err
 	}
-	return j.await(ctx, r)
+	return j.await(ctx, r, c)
 }
 
-// enqueue queues r for the writer.
-func (j *Journal) enqueue(ctx context.Context, r *request) error {
+// enqueue queues r for the writer, and returns the completion to wait on
+// (see completion).
+func (j *Journal) enqueue(ctx context.Context, r *request) (*completion, error) {
 	if j.readOnly {
-		return ErrReadOnly
+		return nil, ErrReadOnly
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	return j.queue.push(r)
+	c := j.queue.next.Load() // before the push: see completion
+	if err := j.queue.push(r); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
-// await waits for the outcome of the queued request r, or for the end of
-// ctx while r is still queued, and releases r unless it was canceled.
-func (j *Journal) await(ctx context.Context, r *request) error {
-	select {
-	case err := <-r.done:
+// await waits for the outcome of the queued request r (c as enqueue
+// returned it), or for the end of ctx while r is still queued, and releases
+// r unless it was canceled.
+func (j *Journal) await(ctx context.Context, r *request, c *completion) error {
+	err, canceled := j.queue.waitCtx(ctx, r, c)
+	if !canceled {
 		r.release()
-		return err
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(stateQueued, stateCanceled) {
-			return ctx.Err() // the writer will drop r
-		}
-		// The writer has it: the outcome comes within one transaction.
-		err := <-r.done
-		r.release()
-		return err
 	}
+	return err
 }

@@ -60,6 +60,46 @@ package journal
 // CPU and measured no better, so it was reverted (see the history of
 // writer.go).
 //
+// Measured again on 2026-12-07 03:16-04:01 UTC for branch journal10k,
+// against 6c10c99 (before) and the reference, same method (8 interleaved
+// rounds, then 6), but with no quiet window: others' builds, fleet and e2e
+// runs kept the load average at 5-28, and pods=100 ran at 9-18k records/s
+// (129k in the quiet window above), so the disk, not this code, set the
+// pace. Medians of the per-round ratios to the reference:
+//
+//	                 load     pods=100   pods=1000   pods=10000
+//	03:16 before     7.1-9.1  0.91       0.92        0.77  (7 rounds*)
+//	      after               0.94       0.97        0.90
+//	03:42 before     10-28    1.12       1.08        0.84  (8 rounds)
+//	      after               0.96       1.06        0.82
+//	03:55 before     6.0-9.4  1.01       0.73        0.94  (6 rounds)
+//	      after               1.05       0.53        0.92
+//
+// (*An eighth round was left out: it overlapped a profiling run.) Single
+// runs of one case varied by up to 5x within a set: these do not tell the
+// before from the after. In the two fastest rounds (03:52, load 13 and 10
+// at their start, the reference at 242-246k/s for pods=10000) the ratios
+// at pods=10000 were 0.78 and 0.86 after, 0.83 and 0.85 before. So 90% at
+// 10,000 writers is still not shown to be met.
+//
+// What changed (CPU profiles of pods=10000, 600,000 records, load 7-9, one
+// run each, back to back, at 02:39 with (1) and (2) only): the writer
+// goroutine took 2.43 s before, 1.67 s after, the reference writer 1.59 s;
+// the whole process 5.93 s before, 4.89 s after, the reference 5.03 s.
+// (1) The writer answered each caller with a send on its own channel
+// (0.58 s); now one closed channel per batch wakes them all (0.19 s): each request gets the completion of
+// the batch it is taken into, and its caller waits on the queue's next
+// completion read before its push (completion.go says why it is never a
+// later batch's). (2) An append-only batch is staged (index lookup,
+// sequence check, numbering, sealing each record's key) in one loop before
+// its transaction, so the cache misses of different requests overlap; the
+// transaction only puts the staged records, as the reference does. (3) A
+// request is 192 bytes with take's fields in its first cache line and an
+// append's record slices in its second; outcomes are written only to
+// refused requests or after a failed commit. Sealing the keys in the
+// callers (numbers reserved at enqueue) was not tried: after (2), sealKey
+// is 0.04 s of the writer's 1.67 s.
+//
 // One run appends max(b.N, benchMinRecords) records spread evenly over the
 // N writers, but at least benchMinPerWriter per writer, so -benchtime=1x
 // still measures many commits and the 10,000-writer case stays short

@@ -25,7 +25,8 @@
 // marshals its envelopes in the caller's goroutine, queues a request (a
 // lock-free push) and waits. The writer takes everything queued (up to
 // Options.MaxBatch envelopes), applies it in one bbolt transaction and
-// commits it — one fsync for many pods — then answers each waiter. There is
+// commits it — one fsync for many pods — then sets each request's outcome
+// and wakes the batch's callers at once (one closed channel). There is
 // no timer: an idle writer commits the first request at once, and requests
 // arriving during a commit form the next one. A request refused by the
 // writer (ErrSequence) writes nothing and fails alone; the other requests of

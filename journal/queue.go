@@ -5,12 +5,10 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	pb "github.com/actorlet/actorlet/proto/actorlet/v1"
 )
 
 // requestKind is what a write request does.
-type requestKind int
+type requestKind uint8
 
 const (
 	kindAppend requestKind = iota
@@ -32,33 +30,50 @@ const (
 // request is one call waiting for the writer. Requests are pooled: the
 // caller gets one from newRequest and gives it back with release once it has
 // the outcome, when neither the writer nor bbolt refers to it any more.
+//
+// A pooled request is 192 bytes, a size class whose objects start at
+// multiples of 64 bytes: the fields take reads for every request fill its
+// first cache line, and an append's records (recs, and one, where recs
+// points for one record) its second. The writer then reads the records,
+// the pod's index entry, and err only for a refused request or a failed
+// commit.
 type request struct {
+	next *request // in the queue's stack
+	// comp is the completion of the batch the writer took the request
+	// into (nil until then); see completion.
+	comp  atomic.Pointer[completion]
+	state atomic.Int32
 	kind  requestKind
-	uid   string
-	first uint64 // kindAppend: seq of recs[0]; kindDelete with ifLast: the pod's last seq
 	// ifLast: a kindDelete that applies only if the pod's stream still ends
 	// at first (DeleteAt).
 	ifLast bool
+	uid    string
+	// first is kindAppend's seq of recs[0], kindSnapshot's snapshot seq,
+	// and the pod's last seq for a kindDelete with ifLast.
+	first uint64
+	// records is how many envelopes the request writes (for MaxBatch): 1
+	// but for appends.
+	records int
+	size    int // bytes in recs
+
 	// encodeBuffers hold recs: kindAppend's marshalled envelopes,
 	// kindSnapshot's snapshot.
 	encodeBuffers
-	size int // bytes in recs
-	snap *pb.Snapshot
-	ctx  context.Context // kindVerify: the caller's
-	// entry is the pod's index entry, looked up by the writer before an
-	// append-only transaction (nil if none yet). Writer only.
-	entry *podEntry
-
-	state atomic.Int32
-	done  chan error // buffered; receives the outcome once
-	next  *request   // in the queue's stack
+	// err is the outcome, set by the writer before it completes comp:
+	// nil from the pool, and set only to an error.
+	err error
+	ctx context.Context // kindVerify: the caller's
 }
 
-var requestPool = sync.Pool{New: func() any { return &request{done: make(chan error, 1)} }}
+var requestPool = sync.Pool{New: func() any {
+	r := new(request)
+	r.recs = r.one[:0]
+	return r
+}}
 
 func newRequest(kind requestKind, uid string) *request {
 	r := requestPool.Get().(*request)
-	r.kind, r.uid = kind, uid
+	r.kind, r.uid, r.records = kind, uid, 1
 	return r
 }
 
@@ -67,18 +82,11 @@ func newRequest(kind requestKind, uid string) *request {
 // more. (A canceled request is not released: the writer may still look at
 // it.)
 func (r *request) release() {
-	r.uid, r.first, r.size, r.snap, r.ctx, r.next, r.entry, r.ifLast = "", 0, 0, nil, nil, nil, nil, false
+	r.uid, r.first, r.size, r.ctx, r.next, r.ifLast, r.err = "", 0, 0, nil, nil, false, nil
+	r.comp.Store(nil)
 	r.encodeBuffers.reset()
 	r.state.Store(stateQueued)
 	requestPool.Put(r)
-}
-
-// records is how many envelopes the request writes (for MaxBatch).
-func (r *request) records() int {
-	if r.kind == kindAppend {
-		return len(r.recs)
-	}
-	return 1
 }
 
 // queue holds the requests waiting for the writer. It has no timer: the
@@ -99,6 +107,9 @@ type queue struct {
 	// n counts the requests pushed and not yet taken.
 	n    atomic.Int64
 	wake chan struct{} // capacity 1: "head may be non-nil"
+	// next is the completion of the next batch take returns (see
+	// completion). Only take replaces it.
+	next atomic.Pointer[completion]
 
 	// ready are requests moved off the stack, in push order, that take has
 	// not returned yet (at most MaxBatch per call). Writer only.
@@ -109,7 +120,11 @@ type queue struct {
 // off the stack (grab replaces the queue's mark with it).
 var closedMark = &request{kind: kindClosed}
 
-func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
+func newQueue() *queue {
+	q := &queue{wake: make(chan struct{}, 1)}
+	q.next.Store(newCompletion())
+	return q
+}
 
 // push enqueues r, or fails with ErrClosed.
 func (q *queue) push(r *request) error {
@@ -195,37 +210,53 @@ func (q *queue) grab() (closed bool) {
 
 // take blocks until requests are pending and returns the oldest ones, up to
 // maxRecords envelopes (at least one request) and never more than one verify
-// request, which travels alone. It returns false once the queue is closed and
-// empty. Returned requests still have to be claimed. Writer only.
-func (q *queue) take(maxRecords int, batch []*request) ([]*request, bool) {
-	for {
-		closed := q.grab()
-		if len(q.ready) > 0 {
-			break
-		}
-		if closed {
-			return nil, false
-		}
-		<-q.wake
-	}
-	n, records := 0, 0
-	for _, r := range q.ready {
-		if r.kind == kindVerify {
-			if n == 0 {
-				n = 1
+// request, which travels alone, with the completion that the writer
+// completes once it has answered them all. It claims the requests it
+// returns: those whose callers gave up before are dropped. It returns false
+// once the queue is closed and empty. Writer only.
+func (q *queue) take(maxRecords int, batch []*request) ([]*request, *completion, bool) {
+	batch = batch[:0]
+	var c *completion
+	for len(batch) == 0 {
+		for {
+			closed := q.grab()
+			if len(q.ready) > 0 {
+				break
 			}
-			break
+			if closed {
+				return nil, nil, false
+			}
+			<-q.wake
 		}
-		if n > 0 && records+r.records() > maxRecords {
-			break
+		c = q.next.Load()
+		used, records := 0, 0
+		for _, r := range q.ready {
+			if r.kind == kindVerify && len(batch) > 0 {
+				break
+			}
+			n := r.records
+			if len(batch) > 0 && records+n > maxRecords {
+				break
+			}
+			used++
+			if !r.state.CompareAndSwap(stateQueued, stateTaken) {
+				continue // canceled: its caller is gone
+			}
+			r.comp.Store(c)
+			batch = append(batch, r)
+			records += n
+			if r.kind == kindVerify {
+				break
+			}
 		}
-		records += r.records()
-		n++
+		rest := copy(q.ready, q.ready[used:])
+		clear(q.ready[rest:])
+		q.ready = q.ready[:rest]
+		q.n.Add(-int64(used))
+		if len(batch) > 0 {
+			// After the requests have c: see completion.
+			q.next.Store(newCompletion())
+		}
 	}
-	batch = append(batch[:0], q.ready[:n]...)
-	rest := copy(q.ready, q.ready[n:])
-	clear(q.ready[rest:])
-	q.ready = q.ready[:rest]
-	q.n.Add(-int64(n))
-	return batch, true
+	return batch, c, true
 }

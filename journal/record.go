@@ -89,6 +89,9 @@ type encodeBuffers struct {
 	// recs are the encoded records: sub-slices of buf, or of an array buf
 	// had before it grew (which they keep alive).
 	recs [][]byte
+	// one is where recs points while it holds one record (most appends):
+	// in the request itself, next to recs, not in an array of its own.
+	one [1][]byte
 	// buf holds the records back to back.
 	buf []byte
 	// head holds the input of the head CRC (see headCRCString).
@@ -98,6 +101,9 @@ type encodeBuffers struct {
 // maxKeptBuffer bounds the buffer a pooled request keeps between appends:
 // a rare large record (a big pod spec) is not pinned by the pool.
 const maxKeptBuffer = 64 << 10
+
+// maxKeptRecs bounds the records slice a pooled request keeps.
+const maxKeptRecs = 64
 
 // encode frames and marshals the envelope of pod podUID at the end of b.buf
 // and adds it to b.recs, sealed but for its key.
@@ -123,6 +129,9 @@ func (b *encodeBuffers) encode(podUID string, e *pb.Envelope) ([]byte, error) {
 func (b *encodeBuffers) reset() {
 	clear(b.recs)
 	b.recs = b.recs[:0]
+	if cap(b.recs) > maxKeptRecs {
+		b.recs = b.one[:0]
+	}
 	if cap(b.buf) > maxKeptBuffer {
 		b.buf = nil
 	}

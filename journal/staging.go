@@ -1,6 +1,9 @@
 package journal
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // staging applies one batch's changes to the index, so that later requests
 // of the batch see earlier ones, and so that the changes can be made visible
@@ -34,10 +37,28 @@ type staging struct {
 	// point into it), or the records of one append (exclusive).
 	refs []recRef
 
+	// puts are the records staged by the batch, in log order, with their
+	// keys: what the transaction puts in the log (append-only), or what
+	// the append being applied puts (from its start on; exclusive).
+	puts []logPut
+
 	// keys holds the log keys put by the batch: bbolt keeps the slices it
 	// is given until the commit, so the buffer is reused only by the next
 	// batch.
 	keys []byte
+}
+
+// logPut is one record to put at the end of the log.
+type logPut struct{ key, rec []byte }
+
+// describe names the record for an error: its number, and its pod and seq
+// as its header tells.
+func (p logPut) describe() string {
+	n, _ := parseLogKey(p.key)
+	if uid, seq, err := readHeader(p.rec[frameLen:]); err == nil {
+		return fmt.Sprintf("pod %q: record #%d (seq %d)", uid, n, seq)
+	}
+	return fmt.Sprintf("record #%d", n)
 }
 
 // touch is one append of an append-only batch: the records s.refs[from:to]
@@ -68,6 +89,8 @@ func (s *staging) begin(x *podIndex, exclusive bool) {
 	s.undo = s.undo[:0]
 	clear(s.fresh)
 	s.refs = s.refs[:0]
+	clear(s.puts)
+	s.puts = s.puts[:0]
 	s.keys = s.keys[:0]
 }
 
@@ -83,6 +106,31 @@ func (s *staging) nextKey() (n uint64, key []byte) {
 	at := len(s.keys)
 	s.keys = binary.BigEndian.AppendUint64(s.keys, n)
 	return n, s.keys[at:len(s.keys):len(s.keys)]
+}
+
+// stageAppend checks the append r against its pod's stream as the batch
+// sees it, numbers its records, seals each record's key into it and stages
+// them: they are s.puts from its length before the call on. rejected is the
+// request's own failure (its pod's stored snapshot is damaged, its first
+// seq does not follow): it then stages nothing.
+func (s *staging) stageAppend(r *request) (rejected error) {
+	e := s.entry(r.uid)
+	if e != nil && e.snapProblem != "" {
+		return fmt.Errorf("append to pod %q: %w: %s", r.uid, ErrCorrupt, e.snapProblem)
+	}
+	if last := s.lastSeq(e); r.first != last+1 {
+		return fmt.Errorf("append to pod %q: first seq %d does not follow the stored seq %d: %w",
+			r.uid, r.first, last, ErrSequence)
+	}
+	from := len(s.refs)
+	for i, rec := range r.recs {
+		n, k := s.nextKey()
+		sealKey(rec, k) // once: a request is staged in one batch only
+		s.puts = append(s.puts, logPut{key: k, rec: rec})
+		s.refs = append(s.refs, recRef{seq: r.first + uint64(i), key: n})
+	}
+	s.appendRecords(r.uid, e, from)
+	return nil
 }
 
 // entry returns the pod's entry as the batch sees it, nil if none.

@@ -23,35 +23,28 @@ func (j *Journal) runWriter() {
 	debug.SetPanicOnFault(true)
 	var batch []*request
 	for {
-		var ok bool
-		batch, ok = j.queue.take(j.opts.MaxBatch, batch)
+		var (
+			c  *completion
+			ok bool
+		)
+		batch, c, ok = j.queue.take(j.opts.MaxBatch, batch)
 		if !ok {
 			return
 		}
-		// Claim the requests; those whose callers gave up are dropped.
-		n := 0
-		for _, r := range batch {
-			if r.state.CompareAndSwap(stateQueued, stateTaken) {
-				batch[n] = r
-				n++
-			}
-		}
-		clear(batch[n:])
-		batch = batch[:n]
-		if len(batch) == 0 {
-			continue
-		}
 		if batch[0].kind == kindVerify {
-			batch[0].done <- j.verifyInWriter(batch[0].ctx)
-			continue
+			batch[0].err = j.verifyInWriter(batch[0].ctx)
+		} else {
+			j.commit(batch)
 		}
-		j.commit(batch)
+		clear(batch)
+		c.complete()
 	}
 }
 
-// commit writes a batch in one transaction and answers each request: with
+// commit writes a batch in one transaction and sets each request's outcome:
 // its own rejection (ErrSequence, ...) if it was refused — it then wrote
-// nothing — or else with the transaction's outcome.
+// nothing — or else the transaction's outcome. The caller then completes
+// the batch.
 //
 // The transaction stages its changes to the index (see staging); once it has
 // committed they are published before any request is answered, so a Load
@@ -73,54 +66,64 @@ func (j *Journal) commit(batch []*request) {
 			break
 		}
 	}
-	if !exclusive {
-		// Look the pods up in one tight loop before the transaction, and
-		// read their entries there too: the lookups are independent, so
-		// their cache misses overlap, while between bbolt Puts they would
-		// be paid one after the other. The index does not change until
-		// publish. A pod whose stored snapshot is damaged is left to
-		// append, which looks it up again and refuses the request.
-		for _, r := range batch {
-			if e := j.idx.pods[r.uid]; e != nil && e.snapProblem == "" {
-				r.entry = e
-			}
-		}
-	}
 	if exclusive {
 		j.idx.mu.Lock()
 	}
-	rejected := make([]error, len(batch))
-	var wrote, records, bytes int
+	// Outcomes: a refused request gets its rejection here; the others keep
+	// a nil err unless the transaction fails.
+	var wrote, rejected, records, bytes int
+	settle := func(r *request, rej error) {
+		if rej != nil {
+			r.err = rej
+			rejected++
+			return
+		}
+		wrote++
+		if r.kind == kindAppend {
+			records += r.records
+		}
+		bytes += r.size
+	}
 	s := &j.staging
 	s.begin(&j.idx.podIndex, exclusive) // before: rollback must not see the last batch's
 	start := j.opts.Clock.Now()
-	txErr := j.guardedUpdate(func(tx *bolt.Tx) error {
-		w := writeTx{log: logBucket(tx), snaps: tx.Bucket(bucketSnapshots), s: s}
-		for i, r := range batch {
-			rej, err := w.apply(r)
-			if err != nil {
-				return fmt.Errorf("pod %q: %w", r.uid, err)
-			}
-			rejected[i] = rej
-			if rej == nil {
-				wrote++
-				if r.kind == kindAppend {
-					records += len(r.recs)
+	var txErr error
+	if !exclusive {
+		// Stage the whole batch before the transaction, in one loop: the
+		// requests, their pods' entries and their records are independent
+		// of each other, so the cache misses of one overlap those of the
+		// next, and the transaction only puts what was staged, as a bare
+		// group commit would.
+		for _, r := range batch {
+			settle(r, s.stageAppend(r))
+		}
+		if wrote > 0 {
+			txErr = j.guardedUpdate(func(tx *bolt.Tx) error {
+				log := logBucket(tx)
+				for _, p := range s.puts {
+					if err := log.Put(p.key, p.rec); err != nil {
+						return fmt.Errorf("%s: %w", p.describe(), err)
+					}
 				}
-				bytes += r.size
+				return keepLastKey(log, s.next-1)
+			})
+		}
+	} else {
+		txErr = j.guardedUpdate(func(tx *bolt.Tx) error {
+			w := writeTx{log: logBucket(tx), snaps: tx.Bucket(bucketSnapshots), s: s}
+			for _, r := range batch {
+				rej, err := w.apply(r)
+				if err != nil {
+					return fmt.Errorf("pod %q: %w", r.uid, err)
+				}
+				settle(r, rej)
 			}
-		}
-		if wrote == 0 {
-			return errNothingWritten
-		}
-		// The log's sequence keeps the largest record number ever used, so
-		// that numbers are never used again, also after a restart (Follow's
-		// cursor is one).
-		if last := s.next - 1; last > w.log.Sequence() {
-			return w.log.SetSequence(last)
-		}
-		return nil
-	})
+			if wrote == 0 {
+				return errNothingWritten
+			}
+			return keepLastKey(w.log, s.next-1)
+		})
+	}
 	j.stats.commitNanos.Add(int64(j.opts.Clock.Since(start)))
 	if errors.Is(txErr, errNothingWritten) {
 		txErr = nil
@@ -148,15 +151,15 @@ func (j *Journal) commit(batch []*request) {
 		j.stats.recordCommit(wrote, records, bytes, !j.opts.NoSync)
 		j.commits.committed()
 	}
-	for i, r := range batch {
-		switch {
-		case rejected[i] != nil:
-			j.stats.rejected.Add(1)
-			r.done <- rejected[i]
-		default:
-			r.done <- txErr
+	if txErr != nil {
+		for _, r := range batch {
+			if r.err == nil {
+				r.err = txErr
+			}
 		}
-		batch[i] = nil
+	}
+	if rejected > 0 {
+		j.stats.rejected.Add(uint64(rejected))
 	}
 }
 
@@ -204,28 +207,26 @@ func (w writeTx) apply(r *request) (rejected, err error) {
 }
 
 func (w writeTx) append(r *request) (rejected, err error) {
-	e := r.entry // looked up by commit (append-only batches), else nil
-	if e == nil {
-		e = w.s.entry(r.uid)
+	from := len(w.s.puts)
+	if rej := w.s.stageAppend(r); rej != nil {
+		return rej, nil
 	}
-	if e != nil && e.snapProblem != "" {
-		return fmt.Errorf("append to pod %q: %w: %s", r.uid, ErrCorrupt, e.snapProblem), nil
-	}
-	if last := w.s.lastSeq(e); r.first != last+1 {
-		return fmt.Errorf("append to pod %q: first seq %d does not follow the stored seq %d: %w",
-			r.uid, r.first, last, ErrSequence), nil
-	}
-	from := len(w.s.refs)
-	for i, rec := range r.recs {
-		n, k := w.s.nextKey()
-		sealKey(rec, k) // once: a request is applied in one transaction only
-		if err := w.log.Put(k, rec); err != nil {
+	for _, p := range w.s.puts[from:] {
+		if err := w.log.Put(p.key, p.rec); err != nil {
 			return nil, err
 		}
-		w.s.refs = append(w.s.refs, recRef{seq: r.first + uint64(i), key: n})
 	}
-	w.s.appendRecords(r.uid, e, from)
 	return nil, nil
+}
+
+// keepLastKey stores the largest record number used in the log's sequence,
+// so that numbers are never used again, also after a restart (Follow's
+// cursor is one).
+func keepLastKey(log *bolt.Bucket, last uint64) error {
+	if last > log.Sequence() {
+		return log.SetSequence(last)
+	}
+	return nil
 }
 
 func (w writeTx) snapshot(r *request) (rejected, err error) {
@@ -237,16 +238,16 @@ func (w writeTx) snapshot(r *request) (rejected, err error) {
 	if e != nil {
 		cur = e.snapSeq
 	}
-	if r.snap.Seq > last || r.snap.Seq < cur {
+	if r.first > last || r.first < cur {
 		return fmt.Errorf("snapshot of pod %q at seq %d: stored events end at seq %d and the stored snapshot is at seq %d: %w",
-			r.uid, r.snap.Seq, last, cur, ErrSequence), nil
+			r.uid, r.first, last, cur, ErrSequence), nil
 	}
 	if err := w.snaps.Put([]byte(r.uid), r.recs[0]); err != nil {
 		return nil, err
 	}
 	// Compact: delete the records the snapshot covers. (e is not nil: the
 	// pod has a seq >= 1.)
-	return nil, w.deleteRecords(w.s.compact(r.uid, e, r.snap.Seq))
+	return nil, w.deleteRecords(w.s.compact(r.uid, e, r.first))
 }
 
 func (w writeTx) delete(r *request) error {
