@@ -35,16 +35,9 @@ func TestSourceDeliversWholeSets(t *testing.T) {
 	mirror := pod("static-node-1", t0, map[string]string{apisource.AnnotationConfigMirror: "hash"})
 	client := fake.NewClientset(newer, older, mirror)
 	mirrors := make(chan string, 10)
-	src, err := apisource.New(apisource.Options{Client: client, NodeName: "node-1", Settle: time.Millisecond,
+	ctx := t.Context()
+	src, sets := runSource(t, apisource.Options{Client: client, NodeName: "node-1", Settle: time.Millisecond,
 		OnMirror: func(p *corev1.Pod) { mirrors <- p.Name }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sets := make(chan []*corev1.Pod, 10)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- src.Run(ctx, func(pods []*corev1.Pod) { sets <- pods }) }()
-	t.Cleanup(func() { cancel(); <-done })
 
 	first := next(t, sets)
 	if len(first) != 2 || first[0].Name != "older" || first[1].Name != "newer" {
@@ -108,15 +101,8 @@ func TestSourceDeliversWholeSets(t *testing.T) {
 func TestSourceLetsEarlierVersionsGo(t *testing.T) {
 	p := pod("p", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), nil)
 	client := fake.NewClientset(p)
-	src, err := apisource.New(apisource.Options{Client: client, NodeName: "node-1", Settle: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sets := make(chan []*corev1.Pod, 10)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- src.Run(ctx, func(pods []*corev1.Pod) { sets <- pods }) }()
-	t.Cleanup(func() { cancel(); <-done })
+	ctx := t.Context()
+	src, sets := runSource(t, apisource.Options{Client: client, NodeName: "node-1", Settle: time.Millisecond})
 	handed := next(t, sets)
 	cached, err := src.Lister().Pods("default").Get("p")
 	if err != nil {
@@ -138,6 +124,22 @@ func TestSourceLetsEarlierVersionsGo(t *testing.T) {
 		t.Fatalf("the earlier version of the pod is still held after the cache got version 8: %v", err)
 	}
 	runtime.KeepAlive(handed)
+}
+
+// runSource runs a Source made with opts until the test ends; its sets
+// come on the channel returned.
+func runSource(t *testing.T, opts apisource.Options) (*apisource.Source, chan []*corev1.Pod) {
+	t.Helper()
+	src, err := apisource.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := make(chan []*corev1.Pod, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx, func(pods []*corev1.Pod) { sets <- pods }) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return src, sets
 }
 
 func next(t *testing.T, sets chan []*corev1.Pod) []*corev1.Pod {
