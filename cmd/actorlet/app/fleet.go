@@ -506,8 +506,8 @@ func stopFleetNodes(nodes []*fleetNode, grace time.Duration, log *zap.Logger) {
 // probe's Unhealthy) into one Event and rate-limiting a noisy pod, needs
 // the pods' recent, repeating events, and the caches evict the least
 // recently seen first: a pod's once-only events (Pulled, Created, Started)
-// go before a repeating one. Room for all of them, 4 per pod, was about
-// 3 KB per running pod in a fleet of 100 pods a node.
+// go before a repeating one. With room for four per pod, the caches of a
+// node running close to its max pods kept every pod's once-only events.
 func fleetEventCacheSize(maxPods int32) int {
 	return min(max(int(maxPods), 1), 4096)
 }
