@@ -280,7 +280,10 @@ func handedAs(out, p *corev1.Pod) bool {
 		return false
 	}
 	for k, v := range p.Annotations {
-		if k != AnnotationConfigSource && out.Annotations[k] != v {
+		if k == AnnotationConfigSource {
+			continue
+		}
+		if ov, ok := out.Annotations[k]; !ok || ov != v {
 			return false
 		}
 	}

@@ -126,6 +126,27 @@ func TestSourceLetsEarlierVersionsGo(t *testing.T) {
 	runtime.KeepAlive(handed)
 }
 
+// TestSourceSeesAnnotationKeysChange: a pod whose annotation keys change
+// (an empty value under a new key) is handed on as a new copy.
+func TestSourceSeesAnnotationKeysChange(t *testing.T) {
+	p := pod("p", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), map[string]string{"a": ""})
+	client := fake.NewClientset(p)
+	_, sets := runSource(t, apisource.Options{Client: client, NodeName: "node-1", Settle: time.Millisecond})
+	first := next(t, sets)
+	changed := p.DeepCopy()
+	changed.Annotations, changed.ResourceVersion = map[string]string{"b": ""}, "9"
+	if _, err := client.CoreV1().Pods("default").Update(t.Context(), changed, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	second := next(t, sets)
+	if second[0] == first[0] {
+		t.Fatal("the pod's annotation keys changed, yet it was handed on as the same copy")
+	}
+	if _, ok := second[0].Annotations["b"]; !ok {
+		t.Fatalf("the new copy's annotations: %v", second[0].Annotations)
+	}
+}
+
 // runSource runs a Source made with opts until the test ends; its sets
 // come on the channel returned.
 func runSource(t *testing.T, opts apisource.Options) (*apisource.Source, chan []*corev1.Pod) {
