@@ -67,8 +67,8 @@ func createBoundPods(ctx context.Context, cs kubernetes.Interface, ns, name, rol
 	return nil
 }
 
-// deleteAllPods deletes, one by one, every pod of the watched namespace not
-// yet being deleted.
+// deleteAllPods deletes, one by one, createWorkers at a time, every pod of
+// the watched namespace not yet being deleted.
 func (s *side) deleteAllPods(ctx context.Context) {
 	var names []string
 	for _, o := range s.w.pods.List() {

@@ -7,7 +7,6 @@ import (
 	"log"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -208,16 +207,8 @@ func (s *side) podsGone(ctx context.Context) error {
 		total, _ := s.w.podCounts()
 		if total > 0 && !fellBack && time.Since(start) > s.cfg.deleteFallback {
 			fellBack = true
-			var names []string
-			for _, o := range s.w.pods.List() {
-				if p, ok := o.(*corev1.Pod); ok && p.DeletionTimestamp == nil {
-					names = append(names, p.Name)
-				}
-			}
-			log.Printf("%s: %d pods left after %s, %d not being deleted: deleting those one by one", s.name, total, s.cfg.deleteFallback, len(names))
-			if failed := deletePods(ctx, s.cs, namespace, names, 50); failed > 0 {
-				log.Printf("%s: %d pod deletions failed", s.name, failed)
-			}
+			log.Printf("%s: %d pods left after %s: deleting those not being deleted one by one", s.name, total, s.cfg.deleteFallback)
+			s.deleteAllPods(ctx)
 		}
 		return total == 0
 	}, func() string { total, _ := s.w.podCounts(); return fmt.Sprintf("%d pods left", total) })
