@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
 )
 
 // fakeSink records the events written, as a node's API client would; fail
@@ -262,5 +263,40 @@ func TestRemoveStopsTheNodesWriter(t *testing.T) {
 	}
 	if c, _ := s.lines(); len(c) != 0 {
 		t.Fatalf("the removed node's sink wrote %q", c)
+	}
+}
+
+// The nodes share the Hub's one correlator: the same event of two nodes
+// about objects of the same name is not aggregated into one (the source
+// host is in its keys), and its caches are the Hub's, whatever the number
+// of nodes: with room for one entry, node-b's event evicts node-a's, so
+// node-a's repeat is created again where a correlator of its own would
+// have patched it (TestRepeatedEventIsPatched).
+func TestNodesShareOneCorrelator(t *testing.T) {
+	h := newHub(t, Options{Correlator: record.CorrelatorOptions{LRUCacheSize: 1}})
+	a, b := &fakeSink{}, &fakeSink{}
+	recA, _, err := h.Add("node-a", "kubelet", a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recB, _, err := h.Add("node-b", "kubelet", b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backOff := func(rec record.EventRecorder) {
+		rec.Event(pod("p"), corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container")
+	}
+	backOff(recA)
+	waitFor(t, "node-a's first write", func() bool { c, _ := a.lines(); return len(c) == 1 })
+	backOff(recB)
+	waitFor(t, "node-b's write", func() bool { c, _ := b.lines(); return len(c) == 1 })
+	if created, patched := b.lines(); created[0] != "BackOff ns/p kubelet/node-b 1" || len(patched) != 0 {
+		t.Fatalf("node-b wrote %q, patched %q; want its own event created with count 1", created, patched)
+	}
+	backOff(recA)
+	waitFor(t, "node-a's second write", func() bool { c, p := a.lines(); return len(c)+len(p) == 2 })
+	created, patched := a.lines()
+	if len(patched) != 0 || created[1] != "BackOff ns/p kubelet/node-a 1" {
+		t.Fatalf("node-a created %q, patched %q; want its repeat created again (evicted from the shared caches by node-b's)", created, patched)
 	}
 }

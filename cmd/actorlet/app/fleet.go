@@ -22,7 +22,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/record"
 
 	"github.com/actorlet/actorlet/journal"
 	"github.com/actorlet/actorlet/node/eventhub"
@@ -280,14 +279,13 @@ func runFleet(ctx context.Context, f *fleetFlags, fs *pflag.FlagSet) error {
 		shared.stop()
 	}()
 
-	// One event broadcaster for every node: each node's events are
-	// written by its own client, as the node. Each node's correlator
-	// remembers as many events as the pods it may run, not client-go's
-	// 4,096 per cache: a kubelet's caches fill up over a long life of
-	// pods coming and going (about 470 bytes an entry, three caches),
-	// which for a thousand nodes in one process is gigabytes.
-	events, err := eventhub.New(eventhub.Options{Scheme: scheme.Scheme, Logger: log.Named("events"),
-		Correlator: record.CorrelatorOptions{LRUCacheSize: fleetEventCacheSize(f.maxPods)}})
+	// One event broadcaster and one correlator for every node, as one
+	// kubelet has: each node's events are written by its own client, as
+	// the node. The correlator's caches keep client-go's 4,096 entries
+	// each (about 470 bytes an entry, three caches) for the whole fleet;
+	// one correlator per node held a node's, which for a thousand nodes
+	// running a hundred pods each was about 140 MB.
+	events, err := eventhub.New(eventhub.Options{Scheme: scheme.Scheme, Logger: log.Named("events")})
 	if err != nil {
 		return err
 	}
@@ -498,16 +496,4 @@ func stopFleetNodes(nodes []*fleetNode, grace time.Duration, log *zap.Logger) {
 	wg.Wait()
 	log.Info("the fleet stopped", zap.Int("nodes", len(nodes)), zap.Int("sandboxesDropped", sandboxes),
 		zap.Duration("took", time.Since(started)))
-}
-
-// fleetEventCacheSize is the size of each cache of a fleet node's event
-// correlator: one entry per pod the node may run. What the correlator is
-// for, counting a repeated event (a crash loop's BackOff, a failing
-// probe's Unhealthy) into one Event and rate-limiting a noisy pod, needs
-// the pods' recent, repeating events, and the caches evict the least
-// recently seen first: a pod's once-only events (Pulled, Created, Started)
-// go before a repeating one. With room for four per pod, the caches of a
-// node running close to its max pods kept every pod's once-only events.
-func fleetEventCacheSize(maxPods int32) int {
-	return min(max(int(maxPods), 1), 4096)
 }
