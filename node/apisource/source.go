@@ -118,7 +118,9 @@ func newSource(opts Options, f feed) *Source {
 
 // Lister reads the informer's cache: every pod bound to the node, mirror
 // pods included, as the API server last showed them (from a Shared
-// informer, every pod bound to any node). Shared, read only.
+// informer, every pod bound to any node), without their managed fields
+// and with the config source annotation (kubernetes.io/config.source: api)
+// on all but the mirror pods (see cacheTransform). Shared, read only.
 func (s *Source) Lister() corelisters.PodLister { return s.feed.lister() }
 
 // ownFeed is a Source's own informer, started and stopped by its Run.
@@ -261,15 +263,18 @@ func IsMirror(pod *corev1.Pod) bool {
 
 // desired is the part of an API pod the node acts on: a copy without the
 // status, resourceVersion and managed fields, annotated with the config
-// source. It shares the cached pod's spec and metadata values (the
-// annotations excepted) and so is read only, as the cache is.
+// source. It shares the cached pod's spec and metadata values, its
+// annotations too when the cache's transform annotated the pod already
+// (else they are copied), and so is read only, as the cache is.
 func desired(p *corev1.Pod) *corev1.Pod {
 	out := &corev1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta, Spec: p.Spec}
 	out.ResourceVersion = ""
 	out.ManagedFields = nil
-	out.Annotations = make(map[string]string, len(p.Annotations)+1)
-	maps.Copy(out.Annotations, p.Annotations)
-	out.Annotations[AnnotationConfigSource] = SourceName
+	if p.Annotations[AnnotationConfigSource] != SourceName {
+		out.Annotations = make(map[string]string, len(p.Annotations)+1)
+		maps.Copy(out.Annotations, p.Annotations)
+		out.Annotations[AnnotationConfigSource] = SourceName
+	}
 	return out
 }
 

@@ -15,6 +15,12 @@ import (
 //     on a node reads (the status writer patches the status, the mirror
 //     pods' comparisons clear them) and which are a sixth of a pod
 //     object's memory in a fleet's shared cache.
+//   - A pod other than a mirror pod is kept with the annotation
+//     kubernetes.io/config.source: api, as desired() hands it on (the
+//     kubelet's pods from the API server carry it), so that the copies
+//     handed on share the cached pod's annotations instead of holding a
+//     copy of them each. Nothing on the node writes a pod's annotations
+//     back: the status writer patches the status only.
 //   - A new version of a cached pod (same UID) whose spec, labels,
 //     annotations, owner references or finalizers are equal to the cached
 //     version's (apiequality.Semantic, as sameDesired judges them) takes
@@ -43,6 +49,12 @@ func (t *cacheTransform) transform(obj any) (any, error) {
 	}
 	if p.ManagedFields != nil {
 		p.ManagedFields = nil
+	}
+	if !IsMirror(p) && p.Annotations[AnnotationConfigSource] != SourceName {
+		if p.Annotations == nil {
+			p.Annotations = make(map[string]string, 1)
+		}
+		p.Annotations[AnnotationConfigSource] = SourceName
 	}
 	if t.store == nil {
 		return p, nil

@@ -94,3 +94,48 @@ func TestCacheTransformSharesUnchangedValues(t *testing.T) {
 		t.Errorf("a pod of another UID shares the cached pod's values")
 	}
 }
+
+// TestDesiredSharesTheCachedAnnotations: the cache keeps a pod with the
+// config source annotation, so the copy desired hands on shares the
+// cached pod's annotations instead of copying them; a mirror pod keeps
+// its own source; a pod that did not go through the transform is copied,
+// the source annotation added to the copy only.
+func TestDesiredSharesTheCachedAnnotations(t *testing.T) {
+	tr := &cacheTransform{}
+	apiPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a1", Namespace: "default", UID: "uid-a1", ResourceVersion: "7",
+		Annotations: map[string]string{"team": "a"}}}
+	mirror := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "m-node-a", Namespace: "kube-system", UID: "uid-m",
+		Annotations: map[string]string{AnnotationConfigMirror: "hash", AnnotationConfigSource: "file"}}}
+	noAnnotations := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a2", Namespace: "default", UID: "uid-a2"}}
+	for _, p := range []*corev1.Pod{apiPod, mirror, noAnnotations} {
+		if _, err := tr.transform(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{"team": "a", AnnotationConfigSource: SourceName}
+	if !reflect.DeepEqual(apiPod.Annotations, want) {
+		t.Fatalf("cached annotations %v, want %v", apiPod.Annotations, want)
+	}
+	if got := noAnnotations.Annotations[AnnotationConfigSource]; got != SourceName {
+		t.Fatalf("a pod without annotations is cached with config.source %q, want %q", got, SourceName)
+	}
+	if got := mirror.Annotations[AnnotationConfigSource]; got != "file" {
+		t.Fatalf("the mirror pod's config.source became %q, want its own (file)", got)
+	}
+	out := desired(apiPod)
+	if reflect.ValueOf(out.Annotations).UnsafePointer() != reflect.ValueOf(apiPod.Annotations).UnsafePointer() {
+		t.Fatal("desired copied the cached pod's annotations instead of sharing them")
+	}
+	if out.ResourceVersion != "" {
+		t.Fatalf("desired kept resourceVersion %q", out.ResourceVersion)
+	}
+
+	fresh := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a3", UID: "uid-a3", Annotations: map[string]string{"team": "b"}}}
+	out = desired(fresh)
+	if out.Annotations[AnnotationConfigSource] != SourceName || out.Annotations["team"] != "b" {
+		t.Fatalf("desired of an untransformed pod: annotations %v", out.Annotations)
+	}
+	if _, ok := fresh.Annotations[AnnotationConfigSource]; ok {
+		t.Fatal("desired wrote the source annotation into the pod it copied")
+	}
+}
