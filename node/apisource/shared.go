@@ -45,7 +45,7 @@ func NewShared(client kubernetes.Interface, resync time.Duration) (*Shared, erro
 		return nil, fmt.Errorf("apisource: a client is required")
 	}
 	selector := fields.OneTermNotEqualSelector("spec.nodeName", "").String()
-	t := &cacheTransform{}
+	t := &cacheTransform{share: newPodSharer()}
 	f := informers.NewSharedInformerFactoryWithOptions(client, resync,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }),
 		informers.WithTransform(t.transform))

@@ -96,7 +96,7 @@ func New(opts Options) (*Source, error) {
 		return nil, fmt.Errorf("apisource: a client and a node name are required")
 	}
 	selector := fields.OneTermEqualSelector("spec.nodeName", opts.NodeName).String()
-	t := &cacheTransform{}
+	t := &cacheTransform{share: newPodSharer()}
 	f := informers.NewSharedInformerFactoryWithOptions(opts.Client, opts.ResyncPeriod,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }),
 		informers.WithTransform(t.transform))

@@ -11,16 +11,19 @@ import (
 )
 
 // cacheTransform is the pod informers' transform. Guarantees:
+//
 //   - A pod is kept in the cache without its managedFields, which nothing
 //     on a node reads (the status writer patches the status, the mirror
 //     pods' comparisons clear them) and which are a sixth of a pod
 //     object's memory in a fleet's shared cache.
+//
 //   - A pod other than a mirror pod is kept with the annotation
 //     kubernetes.io/config.source: api, as desired() hands it on (the
 //     kubelet's pods from the API server carry it), so that the copies
 //     handed on share the cached pod's annotations instead of holding a
 //     copy of them each. Nothing on the node writes a pod's annotations
 //     back: the status writer patches the status only.
+//
 //   - A new version of a cached pod (same UID) whose spec, labels,
 //     annotations, owner references or finalizers are equal to the cached
 //     version's (apiequality.Semantic, as sameDesired judges them) takes
@@ -31,12 +34,18 @@ import (
 //     version still referenced. The shared values are read only, as
 //     everything in an informer's cache is.
 //
+//   - A pod shares the values it has in common with other pods (its
+//     template's containers, tolerations, labels; its status's image and
+//     condition names) through share (see podSharer).
+//
 // Objects without metadata (a deletion whose final state is unknown) are
 // kept as they are.
 type cacheTransform struct {
 	// store is the informer's cache, set before the informer starts; nil:
-	// nothing is shared.
+	// nothing is shared with the cached versions.
 	store cache.Store
+	// share, if set, shares values between pods.
+	share *podSharer
 }
 
 func (t *cacheTransform) transform(obj any) (any, error) {
@@ -56,15 +65,17 @@ func (t *cacheTransform) transform(obj any) (any, error) {
 		}
 		p.Annotations[AnnotationConfigSource] = SourceName
 	}
-	if t.store == nil {
-		return p, nil
+	if t.store != nil {
+		prev, exists, err := t.store.GetByKey(p.Namespace + "/" + p.Name)
+		if err == nil && exists {
+			if old, ok := prev.(*corev1.Pod); ok && old != p && old.UID == p.UID {
+				shareUnchanged(old, p)
+			}
+		}
 	}
-	prev, exists, err := t.store.GetByKey(p.Namespace + "/" + p.Name)
-	if err != nil || !exists {
-		return p, nil
-	}
-	if old, ok := prev.(*corev1.Pod); ok && old != p && old.UID == p.UID {
-		shareUnchanged(old, p)
+	if t.share != nil {
+		t.share.desiredPart(p) // a spec taken from the cached version: compared by pointer
+		t.share.status(p)
 	}
 	return p, nil
 }
