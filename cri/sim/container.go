@@ -18,8 +18,8 @@ type container struct {
 	meta        *runtimeapi.ContainerMetadata
 	image       *runtimeapi.ImageSpec // as given in the config
 	imageID     string                // "sha256:..." of the resolved image
-	labels      map[string]string
-	annotations map[string]string
+	labels      pairs
+	annotations pairs
 	logPath     string
 	mounts      []*runtimeapi.Mount
 	user        *runtimeapi.ContainerUser
@@ -137,8 +137,8 @@ func (r *Runtime) containerStatusLocked(c *container) *runtimeapi.ContainerStatu
 		ImageRef:    c.imageID,
 		Reason:      c.reason,
 		Message:     c.message,
-		Labels:      cloneMap(c.labels),
-		Annotations: cloneMap(c.annotations),
+		Labels:      c.labels.toMap(),
+		Annotations: c.annotations.toMap(),
 		Mounts:      cloneMsgs(c.mounts),
 		LogPath:     c.logPath,
 		ImageId:     c.imageID,
@@ -170,8 +170,8 @@ func (c *container) toCRI() *runtimeapi.Container {
 		ImageRef:     c.imageID,
 		State:        c.state,
 		CreatedAt:    c.createdAt,
-		Labels:       cloneMap(c.labels),
-		Annotations:  cloneMap(c.annotations),
+		Labels:       c.labels.toMap(),
+		Annotations:  c.annotations.toMap(),
 		ImageId:      c.imageID,
 	}
 }
@@ -190,5 +190,5 @@ func (c *container) matches(f *runtimeapi.ContainerFilter) bool {
 	if f.PodSandboxId != "" && f.PodSandboxId != c.sb.id {
 		return false
 	}
-	return matchLabels(f.LabelSelector, c.labels)
+	return c.labels.matches(f.LabelSelector)
 }

@@ -27,15 +27,15 @@ func newLabelIndex[T comparable](key string) labelIndex[T] {
 }
 
 // add indexes o, which must be newer than every object indexed so far.
-func (ix labelIndex[T]) add(labels map[string]string, o T) {
-	if v, ok := labels[ix.key]; ok {
+func (ix labelIndex[T]) add(labels pairs, o T) {
+	if v, ok := labels.get(ix.key); ok {
 		ix.m[v] = append(ix.m[v], o)
 	}
 }
 
 // remove forgets o; the value's entry goes when its last object does.
-func (ix labelIndex[T]) remove(labels map[string]string, o T) {
-	v, ok := labels[ix.key]
+func (ix labelIndex[T]) remove(labels pairs, o T) {
+	v, ok := labels.get(ix.key)
 	if !ok {
 		return
 	}

@@ -191,7 +191,7 @@ func (m *indexModel) listSandboxes(t *rapid.T) {
 		got = append(got, s.Attributes.Id)
 	}
 	want := m.scanSandboxes(func(sb *sandbox) bool {
-		return sb.ready && (sf.Id == "" || sf.Id == sb.id) && matchLabels(sf.LabelSelector, sb.labels)
+		return sb.ready && (sf.Id == "" || sf.Id == sb.id) && sb.labels.matches(sf.LabelSelector)
 	})
 	if !slices.Equal(got, want) {
 		t.Fatalf("ListPodSandboxStats(%v) = %v, a scan gives %v", sf, got, want)
@@ -234,7 +234,7 @@ func (m *indexModel) listContainers(t *rapid.T) {
 	}
 	want := m.scanContainers(func(c *container) bool {
 		return c.state == runtimeapi.ContainerState_CONTAINER_RUNNING && (sf.Id == "" || sf.Id == c.id) &&
-			(sf.PodSandboxId == "" || sf.PodSandboxId == c.sb.id) && matchLabels(sf.LabelSelector, c.labels)
+			(sf.PodSandboxId == "" || sf.PodSandboxId == c.sb.id) && c.labels.matches(sf.LabelSelector)
 	})
 	if !slices.Equal(got, want) {
 		t.Fatalf("ListContainerStats(%v) = %v, a scan gives %v", sf, got, want)
@@ -284,8 +284,8 @@ func (m *indexModel) scanContainers(keep func(*container) bool) []string {
 func (m *indexModel) checkIndex(t *rapid.T) {
 	m.rt.mu.Lock()
 	defer m.rt.mu.Unlock()
-	checkLabelIndex(t, "sandbox", m.rt.sandboxesByPod, m.rt.sandboxes, func(sb *sandbox) (map[string]string, uint64) { return sb.labels, sb.order })
-	checkLabelIndex(t, "container", m.rt.containersByPod, m.rt.containers, func(c *container) (map[string]string, uint64) { return c.labels, c.order })
+	checkLabelIndex(t, "sandbox", m.rt.sandboxesByPod, m.rt.sandboxes, func(sb *sandbox) (map[string]string, uint64) { return sb.labels.toMap(), sb.order })
+	checkLabelIndex(t, "container", m.rt.containersByPod, m.rt.containers, func(c *container) (map[string]string, uint64) { return c.labels.toMap(), c.order })
 }
 
 func checkLabelIndex[T comparable](t *rapid.T, what string, ix labelIndex[T], live map[string]T, attrs func(T) (map[string]string, uint64)) {

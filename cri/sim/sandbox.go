@@ -24,8 +24,8 @@ type sandbox struct {
 	name        string // reserved name, derived from the metadata
 	podUID      string
 	meta        *runtimeapi.PodSandboxMetadata
-	labels      map[string]string
-	annotations map[string]string
+	labels      pairs
+	annotations pairs
 	handler     string
 	logDir      string
 	createdAt   int64
@@ -62,8 +62,8 @@ func (sb *sandbox) status() *runtimeapi.PodSandboxStatus {
 		CreatedAt:      sb.createdAt,
 		Network:        &runtimeapi.PodSandboxNetworkStatus{Ip: sb.ip.String()},
 		Linux:          &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: cloneMsg(sb.ns)}},
-		Labels:         cloneMap(sb.labels),
-		Annotations:    cloneMap(sb.annotations),
+		Labels:         sb.labels.toMap(),
+		Annotations:    sb.annotations.toMap(),
 		RuntimeHandler: sb.handler,
 	}
 }
@@ -74,25 +74,14 @@ func (sb *sandbox) toCRI() *runtimeapi.PodSandbox {
 		Metadata:       cloneMsg(sb.meta),
 		State:          sb.state(),
 		CreatedAt:      sb.createdAt,
-		Labels:         cloneMap(sb.labels),
-		Annotations:    cloneMap(sb.annotations),
+		Labels:         sb.labels.toMap(),
+		Annotations:    sb.annotations.toMap(),
 		RuntimeHandler: sb.handler,
 	}
 }
 
 func compareSandboxes(a, b *sandbox) int {
 	return cmp.Compare(a.order, b.order)
-}
-
-// matchLabels reports whether labels contain every pair of sel (the CRI's
-// MatchLabels-only selector; an empty selector matches everything).
-func matchLabels(sel, labels map[string]string) bool {
-	for k, v := range sel {
-		if got, ok := labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
 }
 
 // matches applies a PodSandboxFilter: all set fields, ANDed.
@@ -106,7 +95,7 @@ func (sb *sandbox) matches(f *runtimeapi.PodSandboxFilter) bool {
 	if f.State != nil && f.State.State != sb.state() {
 		return false
 	}
-	return matchLabels(f.LabelSelector, sb.labels)
+	return sb.labels.matches(f.LabelSelector)
 }
 
 // sortSandboxes orders sandboxes oldest first.

@@ -223,7 +223,7 @@ func (r *Runtime) listContainerStats(ctx context.Context, method string, f *runt
 		return c.state == runtimeapi.ContainerState_CONTAINER_RUNNING &&
 			(f.GetId() == "" || f.GetId() == c.id) &&
 			(f.GetPodSandboxId() == "" || f.GetPodSandboxId() == c.sb.id) &&
-			matchLabels(f.GetLabelSelector(), c.labels)
+			c.labels.matches(f.GetLabelSelector())
 	})
 	out := make([]*runtimeapi.ContainerStats, len(matched))
 	for i, c := range matched {
@@ -276,7 +276,7 @@ func (r *Runtime) listSandboxStats(ctx context.Context, method string, f *runtim
 	defer unlock()
 	now := r.now()
 	matched := r.matchSandboxesLocked(f.GetId(), f.GetLabelSelector(), func(sb *sandbox) bool {
-		return sb.ready && (f.GetId() == "" || f.GetId() == sb.id) && matchLabels(f.GetLabelSelector(), sb.labels)
+		return sb.ready && (f.GetId() == "" || f.GetId() == sb.id) && sb.labels.matches(f.GetLabelSelector())
 	})
 	out := make([]*runtimeapi.PodSandboxStats, len(matched))
 	for i, sb := range matched {
@@ -328,8 +328,8 @@ func (c *container) stats(now int64) *runtimeapi.ContainerStats {
 		Attributes: &runtimeapi.ContainerAttributes{
 			Id:          c.id,
 			Metadata:    cloneMsg(c.meta),
-			Labels:      cloneMap(c.labels),
-			Annotations: cloneMap(c.annotations),
+			Labels:      c.labels.toMap(),
+			Annotations: c.annotations.toMap(),
 		},
 		Cpu:    &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: u64(cpuTime), UsageNanoCores: u64(nanoCores)},
 		Memory: &runtimeapi.MemoryUsage{Timestamp: now, WorkingSetBytes: u64(ws), UsageBytes: u64(ws), RssBytes: u64(rss), PageFaults: u64(0), MajorPageFaults: u64(0)},
@@ -368,8 +368,8 @@ func (sb *sandbox) stats(now int64) *runtimeapi.PodSandboxStats {
 		Attributes: &runtimeapi.PodSandboxAttributes{
 			Id:          sb.id,
 			Metadata:    cloneMsg(sb.meta),
-			Labels:      cloneMap(sb.labels),
-			Annotations: cloneMap(sb.annotations),
+			Labels:      sb.labels.toMap(),
+			Annotations: sb.annotations.toMap(),
 		},
 		Linux: &runtimeapi.LinuxPodSandboxStats{
 			Cpu:    &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: u64(cpuTime), UsageNanoCores: u64(nanoCores)},
