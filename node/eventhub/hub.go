@@ -1,12 +1,13 @@
 // Package eventhub records the Kubernetes Events of many nodes in one
-// process (actorlet fleet) through one client-go event broadcaster, each
+// process (actorlet fleet) through a few client-go event broadcasters, each
 // node's events written by its own sink (its API client, acting as the
 // node) and correlated (aggregated, spam-filtered) as its own broadcaster
 // would.
 //
 // A node of its own (record.NewBroadcaster) holds two queues of 1,000
 // events and two goroutines for the whole of its life; a Hub holds them
-// once. Its one watcher hands each event, by its source host, to its
+// once per NodesPerBroadcaster nodes (the nodes added in turn share one).
+// Each broadcaster's watcher hands each event, by its source host, to its
 // node's queue, and a node's events are written in order by a goroutine
 // that runs while the node has events queued, then ends: an idle node has
 // none.
@@ -19,8 +20,11 @@
 // answer (sleeping between tries, the first sleep randomized), created, or
 // patched when aggregated. Like client-go's, the Hub drops what it cannot
 // queue: beyond the queue limit of a node (1,000, client-go's), and when
-// the broadcaster's shared queue (1,000) is full. Events of a node that is
-// not (or no longer) added are dropped.
+// the queue of the broadcaster it shares (1,000) is full, which a
+// broadcaster whose goroutine waits for a CPU fills at a burst of pods
+// starting: one broadcaster for every node of a fleet dropped events at
+// 10,000 pods starting on 100 nodes. Events of a node that is not (or no
+// longer) added are dropped.
 //
 // The correlator is the Hub's, one for all its nodes, as one kubelet's
 // broadcaster has one: its caches (Options.Correlator.LRUCacheSize
@@ -43,11 +47,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/tools/record/util"
 )
+
+// NodesPerBroadcaster is how many nodes, added in turn, share one
+// broadcaster and its queue.
+const NodesPerBroadcaster = 16
 
 // Client-go's (tools/record) limits of one node's events.
 const (
@@ -74,15 +81,18 @@ type Options struct {
 	Logger     *zap.Logger
 }
 
-// Hub is the one broadcaster of the nodes of a process.
+// Hub is the event broadcasters and correlator of the nodes of a process.
 type Hub struct {
 	opts       Options
-	b          record.EventBroadcaster
-	watcher    watch.Interface
 	correlator *record.EventCorrelator // the nodes': its caches lock; nodes' keys are disjoint
 
 	mu    sync.Mutex
 	nodes map[string]*node // by event source host
+	// broadcasters: the last one takes the nodes added until it has
+	// NodesPerBroadcaster of them; added counts the nodes ever added.
+	broadcasters []record.EventBroadcaster
+	added        int
+	shut         bool
 }
 
 // node is one node's queue and writer.
@@ -115,16 +125,22 @@ func New(opts Options) (*Hub, error) {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
-	h := &Hub{opts: opts, b: record.NewBroadcaster(), nodes: map[string]*node{},
+	h := &Hub{opts: opts, nodes: map[string]*node{},
 		correlator: record.NewEventCorrelatorWithOptions(opts.Correlator)}
-	h.watcher = h.b.StartEventWatcher(h.dispatch)
 	return h, nil
 }
 
 // Shutdown stops the broadcaster and every node's writer (the events
 // queued are dropped), as remove.
 func (h *Hub) Shutdown() {
-	h.b.Shutdown()
+	h.mu.Lock()
+	h.shut = true
+	bs := h.broadcasters
+	h.broadcasters = nil
+	h.mu.Unlock()
+	for _, b := range bs {
+		b.Shutdown()
+	}
 	h.mu.Lock()
 	nodes := make([]*node, 0, len(h.nodes))
 	for _, n := range h.nodes {
@@ -155,8 +171,18 @@ func (h *Hub) Add(name, component string, sink record.EventSink, log *zap.Logger
 		stop()
 		return nil, nil, errors.New("eventhub: node " + name + " is added already")
 	}
+	if h.shut {
+		stop()
+		return nil, nil, errors.New("eventhub: the hub is shut down")
+	}
+	if h.added%NodesPerBroadcaster == 0 {
+		b := record.NewBroadcaster()
+		b.StartEventWatcher(h.dispatch)
+		h.broadcasters = append(h.broadcasters, b)
+	}
+	h.added++
 	h.nodes[name] = n
-	rec = h.b.NewRecorder(h.opts.Scheme, corev1.EventSource{Component: component, Host: name})
+	rec = h.broadcasters[len(h.broadcasters)-1].NewRecorder(h.opts.Scheme, corev1.EventSource{Component: component, Host: name})
 	return rec, func() { h.remove(n) }, nil
 }
 
@@ -170,7 +196,7 @@ func (h *Hub) remove(n *node) {
 	n.stop()
 }
 
-// dispatch is the broadcaster's one watcher: it queues the event for its
+// dispatch is each broadcaster's one watcher: it queues the event for its
 // node, and starts the node's writer if none runs. It never blocks on I/O.
 func (h *Hub) dispatch(e *corev1.Event) {
 	h.mu.Lock()

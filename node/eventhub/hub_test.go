@@ -300,3 +300,36 @@ func TestNodesShareOneCorrelator(t *testing.T) {
 		t.Fatalf("node-a created %q, patched %q; want its repeat created again (evicted from the shared caches by node-b's)", created, patched)
 	}
 }
+
+// Every NodesPerBroadcaster nodes added in turn share a broadcaster (and
+// its queue): one more node starts another, and each node's events still
+// reach its own sink.
+func TestNodesPerBroadcaster(t *testing.T) {
+	h := newHub(t, Options{})
+	n := NodesPerBroadcaster + 1
+	sinks := make([]*fakeSink, n)
+	for i := range n {
+		sinks[i] = &fakeSink{}
+		rec, _, err := h.Add(fmt.Sprintf("node-%02d", i), "kubelet", sinks[i], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Event(pod("p"), corev1.EventTypeNormal, "Started", "started")
+	}
+	h.mu.Lock()
+	got := len(h.broadcasters)
+	h.mu.Unlock()
+	if got != 2 {
+		t.Fatalf("%d nodes share %d broadcasters, want 2", n, got)
+	}
+	for i, s := range sinks {
+		waitFor(t, fmt.Sprintf("node-%02d's event", i), func() bool { c, _ := s.lines(); return len(c) == 1 })
+		if c, _ := s.lines(); c[0] != fmt.Sprintf("Started ns/p kubelet/node-%02d 1", i) {
+			t.Fatalf("node-%02d wrote %q", i, c)
+		}
+	}
+	h.Shutdown()
+	if _, _, err := h.Add("late", "kubelet", &fakeSink{}, nil); err == nil {
+		t.Fatal("a node was added after Shutdown")
+	}
+}
