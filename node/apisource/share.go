@@ -38,6 +38,7 @@ type podSharer struct {
 	tolerations          recent[[]corev1.Toleration]
 	securityContext      recent[*corev1.PodSecurityContext]
 	hostIPs              recent[[]corev1.HostIP]
+	conditions           recent[[]corev1.PodCondition]
 }
 
 func newPodSharer() *podSharer {
@@ -50,6 +51,7 @@ func newPodSharer() *podSharer {
 		tolerations:     recent[[]corev1.Toleration]{equal: deepEqual[[]corev1.Toleration]},
 		securityContext: recent[*corev1.PodSecurityContext]{equal: deepEqual[*corev1.PodSecurityContext]},
 		hostIPs:         recent[[]corev1.HostIP]{equal: deepEqual[[]corev1.HostIP]},
+		conditions:      recent[[]corev1.PodCondition]{equal: deepEqual[[]corev1.PodCondition]},
 	}
 }
 
@@ -92,8 +94,10 @@ func (s *podSharer) desiredPart(p *corev1.Pod) {
 }
 
 // status interns the names and values p's status repeats from pod to
-// pod, and shares its host IPs with the other pods of its node. p is a
-// new version, not yet published.
+// pod, shares its host IPs with the other pods of its node, and its
+// conditions with the pods whose conditions changed in the same second
+// (the API server keeps their times to the second): the pods of a burst.
+// p is a new version, not yet published.
 func (s *podSharer) status(p *corev1.Pod) {
 	st := &p.Status
 	st.Phase = corev1.PodPhase(intern(string(st.Phase)))
@@ -107,6 +111,9 @@ func (s *podSharer) status(p *corev1.Pod) {
 		c.Type = corev1.PodConditionType(intern(string(c.Type)))
 		c.Status = corev1.ConditionStatus(intern(string(c.Status)))
 		c.Reason = intern(c.Reason)
+	}
+	if len(st.Conditions) > 0 {
+		st.Conditions = s.conditions.share(st.Conditions)
 	}
 	for _, list := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
 		for i := range list {

@@ -70,6 +70,7 @@ func TestPodsShareTheirTemplatesValues(t *testing.T) {
 		"image ID":        sameString(a.Status.ContainerStatuses[0].ImageID, b.Status.ContainerStatuses[0].ImageID),
 		"node name":       sameString(a.Spec.NodeName, b.Spec.NodeName),
 		"condition type":  sameString(string(a.Status.Conditions[0].Type), string(b.Status.Conditions[0].Type)),
+		"conditions":      samePointer(a.Status.Conditions, b.Status.Conditions),
 		"other's labels":  sameMap(a.Labels, other.Labels),
 		"other's tolerat": samePointer(a.Spec.Tolerations, other.Spec.Tolerations),
 	}
