@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/actorlet/actorlet/actors"
+	"github.com/actorlet/actorlet/actors/lifecycle"
 )
 
 // Pod annotations (k8s.io/kubernetes/pkg/kubelet/types).
@@ -69,10 +70,16 @@ type Writer struct {
 // entry is the latest word of a PodActor on its pod, and what the Writer
 // last knew of the API object.
 type entry struct {
-	seq     uint64
-	pod     *corev1.Pod       // as accepted; shared, never changed
-	status  *corev1.PodStatus // shared with the other status sinks, never changed (merge copies it)
-	removed bool
+	seq uint64
+	pod *corev1.Pod // as accepted; shared, never changed
+	// statusView builds the status when it is written, when the update
+	// had a view: a few words shared with the PodActor's state instead of
+	// a status kept for every pod of the node (about 1.1 KB each); else
+	// status is the update's, shared with the other status sinks, never
+	// changed (merge copies it).
+	statusView lifecycle.StatusView
+	status     *corev1.PodStatus
+	removed    bool
 	// written is the seq last written (or found already on the server).
 	written uint64
 	// server is the API object as the last write returned it, as much of
@@ -135,8 +142,11 @@ func (w *Writer) PodStatus(u actors.PodUpdate) {
 	if u.Pod != nil {
 		e.pod = u.Pod
 	}
-	if u.Status != nil {
-		e.status = u.Status // read only: see actors.StatusSinks
+	switch {
+	case u.View.Valid():
+		e.statusView, e.status = u.View, nil
+	case u.Status != nil:
+		e.statusView, e.status = lifecycle.StatusView{}, u.Status // read only: see actors.StatusSinks
 	}
 	w.mu.Unlock()
 	w.queue.Add(u.UID)
@@ -195,13 +205,14 @@ func (w *Writer) next(ctx context.Context) bool {
 
 // view is a consistent copy of an entry for one sync.
 type view struct {
-	uid     string
-	seq     uint64
-	pod     *corev1.Pod
-	status  *corev1.PodStatus
-	removed bool
-	written uint64
-	server  *corev1.Pod
+	uid        string
+	seq        uint64
+	pod        *corev1.Pod
+	statusView lifecycle.StatusView
+	status     *corev1.PodStatus
+	removed    bool
+	written    uint64
+	server     *corev1.Pod
 }
 
 func (w *Writer) view(uid string) (view, bool) {
@@ -211,7 +222,17 @@ func (w *Writer) view(uid string) (view, bool) {
 	if e == nil || e.pod == nil {
 		return view{}, false
 	}
-	return view{uid: uid, seq: e.seq, pod: e.pod, status: e.status, removed: e.removed, written: e.written, server: e.server}, true
+	return view{uid: uid, seq: e.seq, pod: e.pod, statusView: e.statusView, status: e.status, removed: e.removed, written: e.written, server: e.server}, true
+}
+
+// podStatus is the status to write: the update's, or built from its view
+// (nil: none).
+func (v view) podStatus() *corev1.PodStatus {
+	if v.statusView.Valid() {
+		st := v.statusView.Status()
+		return &st
+	}
+	return v.status
 }
 
 // wrote records a write of seq (or that the server already had it) and
@@ -314,7 +335,8 @@ func (w *Writer) current(ctx context.Context, v view, uid types.UID) (*corev1.Po
 // writeStatus patches the status of the API object with UID uid (the pod
 // itself, or a static pod's mirror).
 func (w *Writer) writeStatus(ctx context.Context, v view, uid types.UID) error {
-	if v.status == nil {
+	status := v.podStatus()
+	if status == nil {
 		return nil
 	}
 	cur, err := w.current(ctx, v, uid)
@@ -327,7 +349,7 @@ func (w *Writer) writeStatus(ctx context.Context, v view, uid types.UID) error {
 		w.wrote(v.uid, v.seq, nil)
 		return nil
 	}
-	next := merge(&cur.Status, v.status, cur.Spec.ReadinessGates, metav1.NewTime(w.opts.Now()))
+	next := merge(&cur.Status, status, cur.Spec.ReadinessGates, metav1.NewTime(w.opts.Now()))
 	patch, err := statusPatch(uid, &cur.Status, next)
 	if err != nil {
 		return err
