@@ -3,7 +3,9 @@
 // (k8s.io/cri-api), for simulation harnesses with many simulated nodes in
 // one process (in the spirit of KWOK and kubemark) and for crash testing
 // actorlet. It is not a mock: it keeps CRI semantics, records misuse, and
-// costs a few hundred bytes and no goroutine per pod.
+// costs a few KB of heap and no goroutine per pod (its records of the
+// sandbox and container, as the requests gave them: test/bench's
+// BenchmarkMemoryPerPod reports its share).
 //
 // # Use
 //
