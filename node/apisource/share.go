@@ -16,8 +16,9 @@ const recentKept = 8
 
 // podSharer makes the pods a cache keeps share the values they have in
 // common with other pods: the pods of one template (a ReplicaSet's, a
-// Job's, a fleet benchmark's) have equal containers, tolerations, labels
-// and node selector, and their status the same image and condition names.
+// Job's, a fleet benchmark's) have equal containers, tolerations, labels,
+// annotations and node selector, and their status the same image and
+// condition names.
 // Guarantees:
 //   - A value is replaced only by one exactly equal to it (reflect.DeepEqual,
 //     maps.Equal, string equality): what a pod reads, marshals or hashes
@@ -31,7 +32,8 @@ const recentKept = 8
 //
 // Safe for concurrent use.
 type podSharer struct {
-	labels, nodeSelector recent[map[string]string]
+	labels, annotations  recent[map[string]string]
+	nodeSelector         recent[map[string]string]
 	ownerReferences      recent[[]metav1.OwnerReference]
 	containers           recent[[]corev1.Container]
 	initContainers       recent[[]corev1.Container]
@@ -44,6 +46,7 @@ type podSharer struct {
 func newPodSharer() *podSharer {
 	return &podSharer{
 		labels:          recent[map[string]string]{equal: maps.Equal[map[string]string, map[string]string]},
+		annotations:     recent[map[string]string]{equal: maps.Equal[map[string]string, map[string]string]},
 		nodeSelector:    recent[map[string]string]{equal: maps.Equal[map[string]string, map[string]string]},
 		ownerReferences: recent[[]metav1.OwnerReference]{equal: deepEqual[[]metav1.OwnerReference]},
 		containers:      recent[[]corev1.Container]{equal: deepEqual[[]corev1.Container]},
@@ -64,6 +67,9 @@ func (s *podSharer) desiredPart(p *corev1.Pod) {
 	p.GenerateName = intern(p.GenerateName)
 	if len(p.Labels) > 0 {
 		p.Labels = s.labels.share(p.Labels)
+	}
+	if len(p.Annotations) > 0 {
+		p.Annotations = s.annotations.share(p.Annotations)
 	}
 	if len(p.OwnerReferences) > 0 {
 		p.OwnerReferences = s.ownerReferences.share(p.OwnerReferences)

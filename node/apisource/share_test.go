@@ -65,6 +65,7 @@ func TestPodsShareTheirTemplatesValues(t *testing.T) {
 		"owner refs":      samePointer(a.OwnerReferences, b.OwnerReferences),
 		"host IPs":        samePointer(a.Status.HostIPs, b.Status.HostIPs),
 		"labels":          sameMap(a.Labels, b.Labels),
+		"annotations":     sameMap(a.Annotations, b.Annotations),
 		"node selector":   sameMap(a.Spec.NodeSelector, b.Spec.NodeSelector),
 		"security ctx":    a.Spec.SecurityContext == b.Spec.SecurityContext,
 		"image ID":        sameString(a.Status.ContainerStatuses[0].ImageID, b.Status.ContainerStatuses[0].ImageID),
