@@ -85,7 +85,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 	}
 	r.containers[c.id] = c
 	r.containersByPod.add(c.labels, c)
-	sb.containers[c.id] = c
+	sb.containers = append(sb.containers, c)
 	r.names[name] = c.id
 	r.log.Debug("container created", zap.String("container", c.id), zap.String("name", name))
 	r.emitLocked(c.id, sb, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)

@@ -98,7 +98,7 @@ func (r *Runtime) matchContainersLocked(id, sandboxID string, sel map[string]str
 		}
 		return out
 	}
-	var inSandbox map[string]*container
+	var inSandbox []*container
 	if sandboxID != "" {
 		sb, ok := r.sandboxes[sandboxID]
 		if !ok {
@@ -108,11 +108,11 @@ func (r *Runtime) matchContainersLocked(id, sandboxID string, sel map[string]str
 	}
 	pinned, byPod := r.containersByPod.lookup(sel)
 	switch {
-	case byPod && (inSandbox == nil || len(pinned) <= len(inSandbox)):
+	case byPod && (sandboxID == "" || len(pinned) <= len(inSandbox)):
 		for _, c := range pinned {
 			collect(c)
 		}
-	case inSandbox != nil:
+	case sandboxID != "":
 		for _, c := range inSandbox {
 			collect(c)
 		}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"slices"
 
 	"go.uber.org/zap"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -33,7 +34,9 @@ func (r *Runtime) removeContainerLocked(c *container) {
 	c.cancelTimer()
 	delete(r.containers, c.id)
 	r.containersByPod.remove(c.labels, c)
-	delete(c.sb.containers, c.id)
+	if i := slices.Index(c.sb.containers, c); i >= 0 {
+		c.sb.containers = slices.Delete(c.sb.containers, i, i+1) // zeroes the freed slot
+	}
 	delete(r.names, c.name)
 	r.log.Debug("container removed", zap.String("container", c.id), zap.String("name", c.name))
 	r.emitLocked(c.id, c.sb, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)

@@ -186,12 +186,7 @@ func (r *Runtime) GetContainerEvents(_ *runtimeapi.GetEventsRequest, stream grpc
 	}
 }
 
-// sortedContainers returns sb's containers, oldest first.
+// sortedContainers returns a copy of sb's containers, oldest first.
 func (sb *sandbox) sortedContainers() []*container {
-	out := make([]*container, 0, len(sb.containers))
-	for _, c := range sb.containers {
-		out = append(out, c)
-	}
-	slices.SortFunc(out, compareContainers)
-	return out
+	return slices.Clone(sb.containers)
 }

@@ -348,3 +348,50 @@ func TestListIndexAgreesWithScan(t *testing.T) {
 		})
 	})
 }
+
+// A sandbox's containers are listed by its ID in creation order; once its
+// last container is removed, or if it never had one, listing by its ID
+// finds none.
+func TestListContainersOfASandboxInOrder(t *testing.T) {
+	ctx := ctxT(t)
+	rt := newRuntime(t, Options{})
+	pull(t, ctx, rt, "busybox")
+	aCfg, bCfg := podConfig("a", "uid-a", 0), podConfig("b", "uid-b", 0)
+	a, b := runPod(t, ctx, rt, aCfg), runPod(t, ctx, rt, bCfg)
+	var ids []string
+	for _, name := range []string{"c1", "c2", "c3"} {
+		ids = append(ids, createContainer(t, ctx, rt, a, aCfg, containerConfig(name, "busybox")))
+	}
+	other := createContainer(t, ctx, rt, b, bCfg, containerConfig("c1", "busybox"))
+	list := func(sb string) []string {
+		t.Helper()
+		resp, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{PodSandboxId: sb}})
+		noErr(t, err, "ListContainers")
+		var out []string
+		for _, c := range resp.GetContainers() {
+			out = append(out, c.GetId())
+		}
+		return out
+	}
+	if got := list(a); !slices.Equal(got, ids) {
+		t.Fatalf("sandbox a lists %v, want %v (creation order)", got, ids)
+	}
+	_, err := rt.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: ids[1]})
+	noErr(t, err, "RemoveContainer")
+	if got, want := list(a), []string{ids[0], ids[2]}; !slices.Equal(got, want) {
+		t.Fatalf("after removing the middle one, sandbox a lists %v, want %v", got, want)
+	}
+	for _, id := range []string{ids[0], ids[2]} {
+		_, err := rt.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id})
+		noErr(t, err, "RemoveContainer")
+	}
+	if got := list(a); len(got) != 0 {
+		t.Fatalf("sandbox a without containers lists %v, want none", got)
+	}
+	if got := list(b); !slices.Equal(got, []string{other}) {
+		t.Fatalf("sandbox b lists %v, want %v", got, []string{other})
+	}
+	if got := list(runPod(t, ctx, rt, podConfig("empty", "uid-e", 0))); len(got) != 0 {
+		t.Fatalf("a sandbox that never had a container lists %v, want none", got)
+	}
+}

@@ -35,7 +35,9 @@ type sandbox struct {
 	ipPooled    bool       // ip is held in the pool (until StopPodSandbox)
 	ready       bool
 	rebooted    bool // made NOTREADY by a simulated reboot, not by StopPodSandbox
-	containers  map[string]*container
+	// containers: the sandbox's, oldest first (appended as created): a
+	// slice, not a map, for the one or few containers of a pod.
+	containers []*container
 }
 
 // sandboxName is the name reserved per sandbox; like containerd, the

@@ -62,7 +62,6 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 		order:       r.nextOrder(),
 		ns:          ns,
 		ready:       true,
-		containers:  make(map[string]*container),
 	}
 	if ns.GetNetwork() == runtimeapi.NamespaceMode_NODE {
 		sb.ip = r.hostIP
