@@ -109,18 +109,8 @@ func EtcHostsMount(podDir string, pod *corev1.Pod, c *corev1.Container, podIP, c
 // The first container of a pod so costs one file creation, and each
 // further one a read instead of a new file and a freed one.
 func writeHostsFile(path string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err == nil {
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Chmod(mode)
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	}
-	if !errors.Is(err, fs.ErrExist) {
+	err := createFile(path, os.O_CREATE|os.O_EXCL, mode, data)
+	if err == nil || !errors.Is(err, fs.ErrExist) {
 		return err
 	}
 	if same, err := sameFile(path, data, mode); err != nil || same {

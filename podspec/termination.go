@@ -58,14 +58,7 @@ func TerminationMessageFile(podDir string, pod *corev1.Pod, c *corev1.Container,
 		return "", nil, fmt.Errorf("pod %s/%s container %q: termination message: %w", pod.Namespace, pod.Name, c.Name, err)
 	}
 	host := filepath.Join(podDir, "termination."+c.Name+"."+strconv.FormatUint(uint64(attempt), 10))
-	f, err := os.OpenFile(host, os.O_CREATE|os.O_WRONLY, 0o666)
-	if err == nil {
-		err = f.Close()
-	}
-	if err == nil {
-		err = os.Chmod(host, 0o666)
-	}
-	if err != nil {
+	if err := createFile(host, os.O_CREATE, 0o666, nil); err != nil {
 		return "", nil, fmt.Errorf("pod %s/%s container %q: termination message: %w", pod.Namespace, pod.Name, c.Name, err)
 	}
 	return host, &runtimeapi.Mount{ContainerPath: terminationMessagePath(c), HostPath: host}, nil
