@@ -86,3 +86,70 @@ func TestWorkersAreNoChildren(t *testing.T) {
 		t.Fatal("the host actor never stopped")
 	}
 }
+
+// quickLister lists nothing, at once.
+type quickLister struct{}
+
+func (quickLister) ListPodObserved(context.Context, string) (*pb.RuntimeObserved, error) {
+	return &pb.RuntimeObserved{}, nil
+}
+
+// chainHost is a podActor reduced to its workers, turn by turn as
+// podActor.Receive: it asks the "sandbox" worker for a listing, and when
+// the reply comes asks the same worker again in the same turn; it reports
+// the worker each reply came from, and the workers left after each turn.
+type chainHost struct {
+	a       *podActor
+	replies chan *actor.PID
+	left    chan int // workers after the turn of each reply
+	n       int
+}
+
+func (h *chainHost) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.Started:
+		h.a.ctx = newPodContext(context.Background())
+		h.a.toWorker(ctx, "sandbox", &refresh{})
+	case *listed:
+		h.a.replied(ctx, ctx.Sender())
+		h.replies <- ctx.Sender()
+		if h.n++; h.n == 1 {
+			h.a.toWorker(ctx, "sandbox", &refresh{}) // the next effect, decided in the reply's turn
+		}
+	}
+	h.a.stopIdleWorkers(ctx)
+	if _, ok := ctx.Message().(*listed); ok {
+		h.left <- len(h.a.workers)
+	}
+}
+
+// A worker's reply that leads, in the same turn, to the next message for
+// the same worker finds it still there: one ContainerActor carries a pod's
+// pull, create and start, where stopping it at each reply spawned one per
+// effect. Once a turn leaves it idle, it is stopped: between turns a pod
+// has workers only while they work.
+func TestIdleWorkerServesTheNextEffectOfItsTurn(t *testing.T) {
+	system := actor.NewActorSystem()
+	defer system.Shutdown()
+	d := &Deps{Lister: quickLister{}}
+	d.withDefaults()
+	h := &chainHost{a: &podActor{uid: "uid-p", deps: d}, replies: make(chan *actor.PID, 2), left: make(chan int, 2)}
+	system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return h }))
+	const wait = 10 * time.Second
+	var from [2]*actor.PID
+	var left [2]int
+	for i := range from {
+		select {
+		case from[i] = <-h.replies:
+			left[i] = <-h.left
+		case <-time.After(wait):
+			t.Fatalf("reply %d never came", i+1)
+		}
+	}
+	if !from[0].Equal(from[1]) {
+		t.Errorf("the second listing was answered by %s, the first by %s: want the same worker", from[1].Id, from[0].Id)
+	}
+	if left[0] != 1 || left[1] != 0 {
+		t.Errorf("workers after the two replies' turns: %v, want [1 0] (kept for the next listing, then stopped)", left)
+	}
+}

@@ -80,10 +80,17 @@ func EtcHostsMount(podDir string, pod *corev1.Pod, c *corev1.Container, podIP, c
 		ips = []string{podIP}
 	}
 	path := filepath.Join(podDir, "etc-hosts")
-	if _, err := makePodDirs(podDir); err != nil {
-		return nil, fmt.Errorf("pod %s/%s: hosts file: %w", pod.Namespace, pod.Name, err)
+	data := EtcHosts(pod, ips, clusterDomain, host)
+	// The pod directory is there already (a container's termination
+	// message file is made first): it is made only when the write finds
+	// it missing.
+	err := writeHostsFile(path, data, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = makePodDir(podDir); err == nil {
+			err = writeHostsFile(path, data, 0o644)
+		}
 	}
-	if err := writeHostsFile(path, EtcHosts(pod, ips, clusterDomain, host), 0o644); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("pod %s/%s: hosts file: %w", pod.Namespace, pod.Name, err)
 	}
 	return &runtimeapi.Mount{ContainerPath: etcHostsPath, HostPath: path}, nil
@@ -102,18 +109,8 @@ func EtcHostsMount(podDir string, pod *corev1.Pod, c *corev1.Container, podIP, c
 // The first container of a pod so costs one file creation, and each
 // further one a read instead of a new file and a freed one.
 func writeHostsFile(path string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err == nil {
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Chmod(mode)
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	}
-	if !errors.Is(err, fs.ErrExist) {
+	err := createFile(path, os.O_CREATE|os.O_EXCL, mode, data)
+	if err == nil || !errors.Is(err, fs.ErrExist) {
 		return err
 	}
 	if same, err := sameFile(path, data, mode); err != nil || same {

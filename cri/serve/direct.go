@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/fullstorydev/grpchan"
 	"github.com/fullstorydev/grpchan/inprocgrpc"
@@ -46,7 +47,7 @@ type DirectOptions struct {
 // stop cancels every call and stream in flight, and calls made after it
 // fail with Unavailable; it is idempotent. rt stays usable.
 func Direct(rt Runtime, o DirectOptions) (conn grpc.ClientConnInterface, stop func()) {
-	ch := new(inprocgrpc.Channel).WithCloner(inprocgrpc.CopyFunc(copyMessage))
+	ch := new(inprocgrpc.Channel).WithCloner(streamCloner{})
 	if o.ClientStats != nil {
 		ch.WithClientStatsHandler(o.ClientStats)
 	}
@@ -101,6 +102,47 @@ func copyMessage(out, in any) error {
 	}
 	proto.Reset(o)
 	proto.Merge(o, i)
+	return nil
+}
+
+// streamCloner copies a stream's message once, where a Cloner made with
+// inprocgrpc.CopyFunc copies it twice: Clone, at the send, deep-copies the
+// message (copyMessage), so the sender keeps its own as over a socket;
+// Copy, at the receive, hands that clone over to the receiver's message (a
+// shallow copy of the struct, which then holds the clone's fields) instead
+// of copying it again. The hand-over is sound because nothing else holds a
+// clone: the channel carries streams only (directConn serves the unary
+// calls itself, with copyMessage), and each message it carries is a Clone
+// of its send, received once. A runtime's events were most of what
+// crossed twice: a sandbox status and its containers' statuses each.
+type streamCloner struct{}
+
+// Clone implements inprocgrpc.Cloner.
+func (streamCloner) Clone(in any) (any, error) {
+	i, ok := in.(proto.Message)
+	if !ok {
+		return nil, status.Errorf(codes.Internal, "in-process CRI: %T is not a protobuf message", in)
+	}
+	out := i.ProtoReflect().New().Interface()
+	proto.Merge(out, i)
+	return out, nil
+}
+
+// Copy implements inprocgrpc.Cloner: in is a Clone, which out takes over.
+func (streamCloner) Copy(out, in any) error {
+	o, ok := out.(proto.Message)
+	if !ok {
+		return status.Errorf(codes.Internal, "in-process CRI: %T is not a protobuf message", out)
+	}
+	i, ok := in.(proto.Message)
+	if !ok {
+		return status.Errorf(codes.Internal, "in-process CRI: %T is not a protobuf message", in)
+	}
+	ov, iv := reflect.ValueOf(o), reflect.ValueOf(i)
+	if ov.Type() != iv.Type() || ov.Kind() != reflect.Pointer || ov.IsNil() || iv.IsNil() {
+		return status.Errorf(codes.Internal, "in-process CRI: cannot copy a %T into a %T", in, out)
+	}
+	ov.Elem().Set(iv.Elem())
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -196,5 +197,103 @@ func TestDirectCallsInFlightStartNoWatchers(t *testing.T) {
 		if err := <-ended; status.Code(err) != codes.Canceled {
 			t.Errorf("a call ended with %v, want Canceled", err)
 		}
+	}
+}
+
+// eventSender sends one event on each stream and changes it right after
+// the send, as a runtime reusing its message may; it then waits for the
+// client to have changed what it received.
+type eventSender struct {
+	runtimeapi.UnimplementedRuntimeServiceServer
+	runtimeapi.UnimplementedImageServiceServer
+	sent     *runtimeapi.ContainerEventResponse
+	changed  chan struct{} // closed once the runtime changed its message
+	received chan struct{} // closed by the test once the client changed its event
+}
+
+func (s *eventSender) GetContainerEvents(_ *runtimeapi.GetEventsRequest, ss runtimeapi.RuntimeService_GetContainerEventsServer) error {
+	if err := ss.Send(s.sent); err != nil {
+		return err
+	}
+	s.sent.ContainersStatuses[0].Labels["app"] = "changed by the runtime"
+	s.sent.PodSandboxStatus.Id = "changed by the runtime"
+	close(s.changed)
+	<-s.received
+	<-ss.Context().Done()
+	return status.FromContextError(ss.Context().Err()).Err()
+}
+
+// A stream's messages are copies as well: what the runtime changes after a
+// send, the client does not see, and what the client changes in what it
+// received, the runtime does not see.
+func TestDirectStreamsCopies(t *testing.T) {
+	rt := &eventSender{
+		sent: &runtimeapi.ContainerEventResponse{
+			ContainerId:        "c1",
+			PodSandboxStatus:   &runtimeapi.PodSandboxStatus{Id: "p1", Labels: map[string]string{"app": "web"}},
+			ContainersStatuses: []*runtimeapi.ContainerStatus{{Id: "c1", Labels: map[string]string{"app": "web"}}},
+		},
+		changed:  make(chan struct{}),
+		received: make(chan struct{}),
+	}
+	conn, stop := Direct(rt, DirectOptions{})
+	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, err := runtimeapi.NewRuntimeServiceClient(conn).GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := events.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-rt.changed
+	if ev.PodSandboxStatus.GetId() != "p1" || ev.ContainersStatuses[0].GetLabels()["app"] != "web" {
+		t.Errorf("the client received %v, want the event as sent (the runtime's later change not seen)", ev)
+	}
+	ev.ContainersStatuses[0].Labels["app"] = "changed by the client"
+	ev.PodSandboxStatus.Labels["app"] = "changed by the client"
+	close(rt.received)
+	if got := rt.sent.PodSandboxStatus.Labels["app"]; got != "web" {
+		t.Errorf("the client's change reached the runtime's message: sandbox label %q", got)
+	}
+	if got := rt.sent.ContainersStatuses[0].Labels["app"]; got != "changed by the runtime" {
+		t.Errorf("the runtime's own message: container label %q", got)
+	}
+}
+
+// A stream's message is copied once, at its send: the receive takes that
+// copy over and allocates nothing (two copies of each event, with a
+// sandbox's and its containers' statuses, were most of a starting node's
+// stream cost).
+func TestDirectStreamReceiveTakesTheCopy(t *testing.T) {
+	in := &runtimeapi.ContainerEventResponse{
+		ContainerId:        "c1",
+		PodSandboxStatus:   &runtimeapi.PodSandboxStatus{Id: "p1", Labels: map[string]string{"app": "web"}},
+		ContainersStatuses: []*runtimeapi.ContainerStatus{{Id: "c1", Labels: map[string]string{"app": "web"}}},
+	}
+	var cl streamCloner
+	sent, err := cl.Clone(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent == any(in) {
+		t.Fatal("Clone returned the sender's own message")
+	}
+	out := &runtimeapi.ContainerEventResponse{}
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := cl.Copy(out, sent); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("a stream's receive allocated %.0f times, want 0 (no second copy)", allocs)
+	}
+	if !proto.Equal(out, in) {
+		t.Errorf("received %v, want %v", out, in)
+	}
+	if err := cl.Copy(&runtimeapi.PodSandboxStatus{}, sent); status.Code(err) != codes.Internal {
+		t.Errorf("Copy into another type: %v, want Internal", err)
 	}
 }

@@ -61,7 +61,7 @@ func TestVolumesOnTheSimulatedRuntime(t *testing.T) {
 	if m := mounts["/shared"]; m == nil || m.HostPath != filepath.Join(host, "sub") || !m.Readonly {
 		t.Errorf("hostPath subPath mount %v", m)
 	}
-	if m := mounts["/dev/termination-log"]; m == nil || !strings.HasPrefix(m.HostPath, filepath.Join(podDir, "containers", "app")) {
+	if m := mounts["/dev/termination-log"]; m == nil || !strings.HasPrefix(m.HostPath, filepath.Join(podDir, "termination.app.")) {
 		t.Errorf("termination message mount %v", m)
 	}
 	if fi, err := os.Stat(filepath.Join(host, "sub")); err != nil || !fi.IsDir() {

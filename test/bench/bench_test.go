@@ -121,11 +121,11 @@ const inodeProbes = 200
 // creating an inode costs on root's filesystem right now. On an ext4
 // without a journal it is not a constant of the machine: each allocation
 // skips, one by one, the inodes freed in the same block group in the last
-// one to six minutes (the kernel's recently_deleted), such as the 5,000 a
-// previous run's clean-up freed. A pod costs five (its directory,
-// containers/, containers/<name>/, the termination-message file,
-// etc-hosts), so this figure says how much of a run's pods/s is the
-// filesystem's state.
+// one to six minutes (the kernel's recently_deleted), such as the 3,000 a
+// previous run's clean-up freed. A pod costs three (its directory, the
+// termination-message file, etc-hosts; five before 2026-12-07, with
+// containers/ and containers/<name>/), so this figure says how much of a
+// run's pods/s is the filesystem's state.
 func inodeCost(root string) (time.Duration, error) {
 	dir := filepath.Join(root, "inode-probe")
 	if err := os.Mkdir(dir, 0o700); err != nil {
