@@ -1,6 +1,7 @@
 package statuswriter
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -70,7 +71,11 @@ func merge(old, ours *corev1.PodStatus, gates []corev1.PodReadinessGate, now met
 
 // statusPatch is the strategic merge patch from old to next, carrying the
 // UID as a precondition (the API server refuses it for another object with
-// the same name); nil when nothing changes.
+// the same name); nil when nothing changes as the API server keeps it:
+// when the two encode the same. The PodActor's times have nanoseconds, the
+// API server's seconds (RFC 3339), so a status the object has already
+// differs from it in memory only; written, it was a patch of the UID alone,
+// which the API server still decodes, admits and reads from etcd.
 func statusPatch(uid types.UID, old, next *corev1.PodStatus) ([]byte, error) {
 	if apiequality.Semantic.DeepEqual(old, next) {
 		return nil, nil
@@ -79,7 +84,14 @@ func statusPatch(uid types.UID, old, next *corev1.PodStatus) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode status: %w", err)
 	}
-	newJSON, err := json.Marshal(corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: *next})
+	newJSON, err := json.Marshal(corev1.Pod{Status: *next})
+	if err != nil {
+		return nil, fmt.Errorf("encode status: %w", err)
+	}
+	if bytes.Equal(oldJSON, newJSON) {
+		return nil, nil
+	}
+	newJSON, err = json.Marshal(corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: *next})
 	if err != nil {
 		return nil, fmt.Errorf("encode status: %w", err)
 	}
