@@ -89,8 +89,8 @@ package journal
 // (1) The writer answered each caller with a send on its own channel
 // (0.58 s); now one closed channel per batch wakes them all (0.19 s): each request gets the completion of
 // the batch it is taken into, and its caller waits on the queue's next
-// completion read before its push (completion.go says why it is never a
-// later batch's). (2) An append-only batch is staged (index lookup,
+// completion read before its push (completion.go, since replaced by
+// wake.go, said why it is never a later batch's). (2) An append-only batch is staged (index lookup,
 // sequence check, numbering, sealing each record's key) in one loop before
 // its transaction, so the cache misses of different requests overlap; the
 // transaction only puts the staged records, as the reference does. (3) A

@@ -17,7 +17,7 @@ func TestRequestLayout(t *testing.T) {
 	if got := unsafe.Sizeof(r); got <= 176 || got > 192 {
 		t.Errorf("request is %d bytes, want 177-192 (the size class of 192 bytes)", got)
 	}
-	if end := unsafe.Offsetof(r.size) + unsafe.Sizeof(r.size); end > 64 {
+	if end := unsafe.Offsetof(r.records) + unsafe.Sizeof(r.records); end > 64 {
 		t.Errorf("take's fields end at byte %d, want at most 64", end)
 	}
 	if at := unsafe.Offsetof(r.encodeBuffers); at != 64 {
@@ -28,10 +28,8 @@ func TestRequestLayout(t *testing.T) {
 	}
 }
 
-// Requests queued together but committed in several batches (MaxBatch) wait
-// on the completion of the next batch at the time they queued: those not in
-// it are woken early and must wait again for their own, and every caller
-// gets its own request's outcome, refused or committed.
+// Requests queued together but committed in several batches (MaxBatch):
+// every caller gets its own request's outcome, refused or committed.
 func TestOutcomesAcrossBatches(t *testing.T) {
 	gate := newWriterGate()
 	opts := testOptions(t)
