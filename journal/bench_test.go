@@ -104,9 +104,10 @@ package journal
 // average at 3.7-15 (another engineer's 10,000-pod fleet run and builds):
 // fsync alone took 5-100 ms at times, and single runs of one case varied by
 // up to 5x. Per-round ratios to the reference at pods=10000 (interleaved,
-// -benchtime=200000x, one process per run) for this code: medians 0.96 (7
-// rounds, load 3.7-8) and 0.97 (11 rounds, load 4-9.6), within a range of
-// 0.65-2.5; so neither a pass nor the 04:13 miss is shown. What was found:
+// -benchtime=200000x, one process per run) for the code then (one closed
+// channel per batch): medians 0.96 (7 rounds, load 3.7-8) and 0.97 (11
+// rounds, load 4-9.6), within a range of 0.65-2.5; so neither a pass nor
+// the 04:13 miss was shown by them. What was found:
 //
 //   - CPU is not the gap. User+system time of a whole run (two times 200,000
 //     records) had medians of 3.1 s for the journal and 3.2 s for the
@@ -129,27 +130,34 @@ package journal
 //     whose writer wakes its callers one send at a time and takes the next
 //     batch when it is done).
 //
-// Tried and not kept: (a) waking callers chunk by
-// chunk (a request's own channel; the writer wakes the first chunk's head,
-// a head its 63 members, the last of a chunk to wake the next head): the
-// writer's runnable time fell to 0.18-0.84 s, its waits mostly under 1 ms,
-// and its per-round ratio at pods=10000 was 1.21 (7 rounds, against 0.96
-// for this code in the same rounds); but with fsync nearly free (tmpfs, as
-// NoSync, which sim and fleet use) the writer then committed each chunk as
-// it arrived (19-56 records per commit) and reached 27-64k records/s
-// against 122-170k, with twice the CPU. (b) (a), with the writer waiting
-// until half of a batch's callers have woken before it takes the next:
-// fixed on tmpfs (210-227k against 196-204k records/s at pods=10000,
-// 264-275k against 154-225k at 1000), but 0.97 at pods=10000 on the disk
-// (11 rounds, same as this code). (c) That wait alone, with the closed
-// channel: per-round medians 0.80 and 0.97 against 0.90 and 1.1 for this
-// code (6 rounds each). (d) bolt.Options.InitialMmapSize of 256 MiB
-// (no remaps, so none of bbolt's copies of the transaction's records out of
-// the old mapping): 903-1,017 instead of 1,168-1,345 bytes allocated per
-// append at pods=10000 and 19-21 instead of 24-26 garbage collections per
-// run, but bbolt sizes file growth from the mapping, so the file then grows
-// by 16 MiB from its first growth (apparent size; a size-bound and a
-// truncation test depend on it).
+// Tried: (a) waking callers chunk by chunk (a request's own channel; the
+// writer wakes the first chunk's head, a head its 63 members, the last of
+// a chunk to wake the next head): the writer's runnable time fell to
+// 0.18-0.84 s, its waits mostly under 1 ms, and its per-round ratio at
+// pods=10000 was 1.21 (7 rounds, against 0.96 for the closed channel in
+// the same rounds); but with fsync nearly free (tmpfs, as NoSync, which
+// sim and fleet use) the writer then committed each chunk as it arrived
+// (19-56 records per commit) and reached 27-64k records/s against
+// 122-170k, with twice the CPU. Not kept alone. (b) (a), with the writer
+// waiting until half of a batch's callers have woken before it takes the
+// next: kept (wake.go). On tmpfs 210-227k against 196-204k records/s at
+// pods=10000, 264-275k against 154-225k at 1000. On the disk, at
+// pods=10000, 0.97 like the closed channel over 11 rounds at load 4-9.6;
+// in the quietest window of the day (06:54-06:56, load 3.8-7.8) per-round
+// ratios 1.04 1.08 1.02 0.97 0.96 0.87 1.04 (median 1.02) against 0.84
+// 0.96 0.90 0.77 0.91 0.86 1.01 (median 0.90) for the closed channel, with
+// 4-14% less CPU; at pods=1000 medians 0.92 against 0.96 (7 rounds), at
+// pods=100 0.95 against 0.95 (3 rounds). Runs at load 9-10 right after
+// (07:00-07:04, disk-bound: 10-60k records/s) told nothing. (c) That wait
+// alone, with the closed channel: per-round medians 0.80 and 0.97 against
+// 0.90 and 1.1 for the closed channel without it (6 rounds each). Not kept.
+// (d) bolt.Options.InitialMmapSize of 256 MiB (no remaps, so none of
+// bbolt's copies of the transaction's records out of the old mapping):
+// 903-1,017 instead of 1,168-1,345 bytes allocated per append at
+// pods=10000 and 19-21 instead of 24-26 garbage collections per run, but
+// bbolt sizes file growth from the mapping, so the file then grows by
+// 16 MiB from its first growth (apparent size; a size-bound and a
+// truncation test depend on it). Not kept.
 //
 // One run appends max(b.N, benchMinRecords) records spread evenly over the
 // N writers, but at least benchMinPerWriter per writer, so -benchtime=1x
