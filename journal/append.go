@@ -42,28 +42,25 @@ func (j *Journal) Append(ctx context.Context, podUID string, events ...*pb.Envel
 		return nil
 	}
 	r := newRequest(kindAppend, podUID)
-	first, size, err := prepareEnvelopes(podUID, events, j.opts.Clock, &r.encodeBuffers)
+	first, err := prepareEnvelopes(podUID, events, j.opts.Clock, &r.encodeBuffers)
 	if err != nil {
 		r.release()
 		return fmt.Errorf("append to pod %q: %w", podUID, err)
 	}
-	r.first, r.size, r.records = first, size, len(r.recs)
-	c, err := j.enqueue(ctx, r)
-	if err != nil {
+	r.first, r.records = first, len(r.recs)
+	if err := j.enqueue(ctx, r); err != nil {
 		r.release()
 		return fmt.Errorf("append to pod %q: %w", podUID, err)
 	}
 	// Wait here rather than in a helper: thousands of callers park in
 	// this frame, and the garbage collector walks every parked stack.
 	if ctx.Done() == nil {
-		for done := false; !done; {
-			<-c.done
-			c, done = j.queue.nextWait(r, c)
-		}
+		<-r.wake
+		r.woken()
 		err = r.err
 		r.release()
 	} else {
-		err = j.await(ctx, r, c)
+		err = j.await(ctx, r)
 	}
 	if err != nil {
 		return fmt.Errorf("append to pod %q: %w", podUID, err)
@@ -88,7 +85,7 @@ func (j *Journal) SaveSnapshot(ctx context.Context, snap *pb.Snapshot) error {
 		return fmt.Errorf("save snapshot of pod %q: %w", uid, err)
 	}
 	r := newRequest(kindSnapshot, uid)
-	r.first, r.recs, r.size = snap.Seq, append(r.recs, rec), len(rec)
+	r.first, r.recs = snap.Seq, append(r.recs, rec)
 	if err := j.submit(ctx, r); err != nil {
 		return fmt.Errorf("save snapshot of pod %q: %w", uid, err)
 	}
@@ -130,35 +127,28 @@ func (j *Journal) DeleteAt(ctx context.Context, podUID string, lastSeq uint64) e
 // submit queues r for the writer and waits for its outcome (see Append for
 // the ctx contract).
 func (j *Journal) submit(ctx context.Context, r *request) error {
-	c, err := j.enqueue(ctx, r)
-	if err != nil {
+	if err := j.enqueue(ctx, r); err != nil {
 		r.release()
 		return err
 	}
-	return j.await(ctx, r, c)
+	return j.await(ctx, r)
 }
 
-// enqueue queues r for the writer, and returns the completion to wait on
-// (see completion).
-func (j *Journal) enqueue(ctx context.Context, r *request) (*completion, error) {
+// enqueue queues r for the writer; its caller then waits on r.wake.
+func (j *Journal) enqueue(ctx context.Context, r *request) error {
 	if j.readOnly {
-		return nil, ErrReadOnly
+		return ErrReadOnly
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	c := j.queue.next.Load() // before the push: see completion
-	if err := j.queue.push(r); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return j.queue.push(r)
 }
 
-// await waits for the outcome of the queued request r (c as enqueue
-// returned it), or for the end of ctx while r is still queued, and releases
-// r unless it was canceled.
-func (j *Journal) await(ctx context.Context, r *request, c *completion) error {
-	err, canceled := j.queue.waitCtx(ctx, r, c)
+// await waits for the outcome of the queued request r, or for the end of
+// ctx while r is still queued, and releases r unless it was canceled.
+func (j *Journal) await(ctx context.Context, r *request) error {
+	err, canceled := r.waitCtx(ctx)
 	if !canceled {
 		r.release()
 	}

@@ -89,8 +89,8 @@ package journal
 // (1) The writer answered each caller with a send on its own channel
 // (0.58 s); now one closed channel per batch wakes them all (0.19 s): each request gets the completion of
 // the batch it is taken into, and its caller waits on the queue's next
-// completion read before its push (completion.go says why it is never a
-// later batch's). (2) An append-only batch is staged (index lookup,
+// completion read before its push (completion.go, since replaced by
+// wake.go, said why it is never a later batch's). (2) An append-only batch is staged (index lookup,
 // sequence check, numbering, sealing each record's key) in one loop before
 // its transaction, so the cache misses of different requests overlap; the
 // transaction only puts the staged records, as the reference does. (3) A
@@ -99,6 +99,65 @@ package journal
 // refused requests or after a failed commit. Sealing the keys in the
 // callers (numbers reserved at enqueue) was not tried: after (2), sealKey
 // is 0.04 s of the writer's 1.67 s.
+//
+// Looked at again on 2026-12-07 05:36-06:49 UTC (branch j90), with the load
+// average at 3.7-15 (another engineer's 10,000-pod fleet run and builds):
+// fsync alone took 5-100 ms at times, and single runs of one case varied by
+// up to 5x. Per-round ratios to the reference at pods=10000 (interleaved,
+// -benchtime=200000x, one process per run) for the code then (one closed
+// channel per batch): medians 0.96 (7 rounds, load 3.7-8) and 0.97 (11
+// rounds, load 4-9.6), within a range of 0.65-2.5; so neither a pass nor
+// the 04:13 miss was shown by them. What was found:
+//
+//   - CPU is not the gap. User+system time of a whole run (two times 200,000
+//     records) had medians of 3.1 s for the journal and 3.2 s for the
+//     reference (8 rounds); in a CPU profile (800,000 records) the writer
+//     goroutine took 2.02 s against the reference writer's 1.52 s but the
+//     whole process 5.89 s against 5.15 s, and in a runtime trace of the
+//     next pair the journal's process ran 7.4 s against 8.6 s.
+//   - The writer waits for a processor about as long as it runs. In runtime
+//     traces of pods=10000 it was runnable (ready, not running) for 1.0-1.9 s
+//     and running for 0.9-1.9 s per 200,000 records, dozens of its waits
+//     20-290 ms long, after being preempted (10 ms of running, or a garbage
+//     collection) or coming back from its fsync; the reference writer's
+//     waits were mostly under 45 ms. The closed channel makes all of a
+//     batch's callers runnable at once, most of them in the scheduler's
+//     global run queue, which is first in, first out; a writer that lands
+//     behind them waits until nearly all of them have run and queued again,
+//     and takes them all: batch sizes alternate between a few and nearly all
+//     writers (1, 1, 9987, 9902, 9904, 1278, 8654, ...; 13-41 of 38-75
+//     commits under 1,000 records, against 5-16 of 39-51 for the reference,
+//     whose writer wakes its callers one send at a time and takes the next
+//     batch when it is done).
+//
+// Tried: (a) waking callers chunk by chunk (a request's own channel; the
+// writer wakes the first chunk's head, a head its 63 members, the last of
+// a chunk to wake the next head): the writer's runnable time fell to
+// 0.18-0.84 s, its waits mostly under 1 ms, and its per-round ratio at
+// pods=10000 was 1.21 (7 rounds, against 0.96 for the closed channel in
+// the same rounds); but with fsync nearly free (tmpfs, as NoSync, which
+// sim and fleet use) the writer then committed each chunk as it arrived
+// (19-56 records per commit) and reached 27-64k records/s against
+// 122-170k, with twice the CPU. Not kept alone. (b) (a), with the writer
+// waiting until half of a batch's callers have woken before it takes the
+// next: kept (wake.go). On tmpfs 210-227k against 196-204k records/s at
+// pods=10000, 264-275k against 154-225k at 1000. On the disk, at
+// pods=10000, 0.97 like the closed channel over 11 rounds at load 4-9.6;
+// in the quietest window of the day (06:54-06:56, load 3.8-7.8) per-round
+// ratios 1.04 1.08 1.02 0.97 0.96 0.87 1.04 (median 1.02) against 0.84
+// 0.96 0.90 0.77 0.91 0.86 1.01 (median 0.90) for the closed channel, with
+// 4-14% less CPU; at pods=1000 medians 0.92 against 0.96 (7 rounds), at
+// pods=100 0.95 against 0.95 (3 rounds). Runs at load 9-10 right after
+// (07:00-07:04, disk-bound: 10-60k records/s) told nothing. (c) That wait
+// alone, with the closed channel: per-round medians 0.80 and 0.97 against
+// 0.90 and 1.1 for the closed channel without it (6 rounds each). Not kept.
+// (d) bolt.Options.InitialMmapSize of 256 MiB (no remaps, so none of
+// bbolt's copies of the transaction's records out of the old mapping):
+// 903-1,017 instead of 1,168-1,345 bytes allocated per append at
+// pods=10000 and 19-21 instead of 24-26 garbage collections per run, but
+// bbolt sizes file growth from the mapping, so the file then grows by
+// 16 MiB from its first growth (apparent size; a size-bound and a
+// truncation test depend on it). Not kept.
 //
 // One run appends max(b.N, benchMinRecords) records spread evenly over the
 // N writers, but at least benchMinPerWriter per writer, so -benchtime=1x

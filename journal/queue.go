@@ -39,9 +39,13 @@ const (
 // commit.
 type request struct {
 	next *request // in the queue's stack
-	// comp is the completion of the batch the writer took the request
-	// into (nil until then); see completion.
-	comp  atomic.Pointer[completion]
+	// wake receives one value when the request has its outcome; its
+	// caller waits on it (see wakeBatch). Capacity 1, made with the pooled
+	// request.
+	wake chan struct{}
+	// chunk is the wake-up chunk the writer put the request in (see
+	// wakeBatch), set with its outcome.
+	chunk *wakeChunk
 	state atomic.Int32
 	kind  requestKind
 	// ifLast: a kindDelete that applies only if the pod's stream still ends
@@ -54,19 +58,18 @@ type request struct {
 	// records is how many envelopes the request writes (for MaxBatch): 1
 	// but for appends.
 	records int
-	size    int // bytes in recs
 
 	// encodeBuffers hold recs: kindAppend's marshalled envelopes,
 	// kindSnapshot's snapshot.
 	encodeBuffers
-	// err is the outcome, set by the writer before it completes comp:
+	// err is the outcome, set by the writer before it wakes the batch:
 	// nil from the pool, and set only to an error.
 	err error
 	ctx context.Context // kindVerify: the caller's
 }
 
 var requestPool = sync.Pool{New: func() any {
-	r := new(request)
+	r := &request{wake: make(chan struct{}, 1)}
 	r.recs = r.one[:0]
 	return r
 }}
@@ -82,15 +85,14 @@ func newRequest(kind requestKind, uid string) *request {
 // more. (A canceled request is not released: the writer may still look at
 // it.)
 func (r *request) release() {
-	r.uid, r.first, r.size, r.ctx, r.next, r.ifLast, r.err = "", 0, 0, nil, nil, false, nil
-	r.comp.Store(nil)
+	r.uid, r.first, r.ctx, r.next, r.ifLast, r.err, r.chunk = "", 0, nil, nil, false, nil, nil
 	r.encodeBuffers.reset()
 	r.state.Store(stateQueued)
 	requestPool.Put(r)
 }
 
 // queue holds the requests waiting for the writer. It has no timer: the
-// writer takes whatever is there whenever it is free.
+// writer takes whatever is there whenever it is free (see runWriter).
 //
 // Pushing takes no lock: callers push onto a lock-free stack (one
 // compare-and-swap), and the writer takes the whole stack at once and puts it
@@ -107,9 +109,6 @@ type queue struct {
 	// n counts the requests pushed and not yet taken.
 	n    atomic.Int64
 	wake chan struct{} // capacity 1: "head may be non-nil"
-	// next is the completion of the next batch take returns (see
-	// completion). Only take replaces it.
-	next atomic.Pointer[completion]
 
 	// ready are requests moved off the stack, in push order, that take has
 	// not returned yet (at most MaxBatch per call). Writer only.
@@ -121,9 +120,7 @@ type queue struct {
 var closedMark = &request{kind: kindClosed}
 
 func newQueue() *queue {
-	q := &queue{wake: make(chan struct{}, 1)}
-	q.next.Store(newCompletion())
-	return q
+	return &queue{wake: make(chan struct{}, 1)}
 }
 
 // push enqueues r, or fails with ErrClosed.
@@ -210,13 +207,11 @@ func (q *queue) grab() (closed bool) {
 
 // take blocks until requests are pending and returns the oldest ones, up to
 // maxRecords envelopes (at least one request) and never more than one verify
-// request, which travels alone, with the completion that the writer
-// completes once it has answered them all. It claims the requests it
-// returns: those whose callers gave up before are dropped. It returns false
-// once the queue is closed and empty. Writer only.
-func (q *queue) take(maxRecords int, batch []*request) ([]*request, *completion, bool) {
+// request, which travels alone. It claims the requests it returns: those
+// whose callers gave up before are dropped. It returns false once the queue
+// is closed and empty. Writer only.
+func (q *queue) take(maxRecords int, batch []*request) ([]*request, bool) {
 	batch = batch[:0]
-	var c *completion
 	for len(batch) == 0 {
 		for {
 			closed := q.grab()
@@ -224,11 +219,10 @@ func (q *queue) take(maxRecords int, batch []*request) ([]*request, *completion,
 				break
 			}
 			if closed {
-				return nil, nil, false
+				return nil, false
 			}
 			<-q.wake
 		}
-		c = q.next.Load()
 		used, records := 0, 0
 		for _, r := range q.ready {
 			if r.kind == kindVerify && len(batch) > 0 {
@@ -242,7 +236,6 @@ func (q *queue) take(maxRecords int, batch []*request) ([]*request, *completion,
 			if !r.state.CompareAndSwap(stateQueued, stateTaken) {
 				continue // canceled: its caller is gone
 			}
-			r.comp.Store(c)
 			batch = append(batch, r)
 			records += n
 			if r.kind == kindVerify {
@@ -253,10 +246,6 @@ func (q *queue) take(maxRecords int, batch []*request) ([]*request, *completion,
 		clear(q.ready[rest:])
 		q.ready = q.ready[:rest]
 		q.n.Add(-int64(used))
-		if len(batch) > 0 {
-			// After the requests have c: see completion.
-			q.next.Store(newCompletion())
-		}
 	}
-	return batch, c, true
+	return batch, true
 }

@@ -31,36 +31,35 @@ func checkPodUID(podUID string) error {
 
 // prepareEnvelopes validates the envelopes of one Append call, fills unset
 // schema versions and times (reading clk once, only if a time is unset),
-// and encodes them into b: one record per envelope in b.recs, size bytes in
-// all.
+// and encodes them into b: one record per envelope in b.recs.
 //
 // Each record is framed (see frame.go) with its head CRC and the part of its
 // body CRC that does not depend on its log key: the writer adds the key
 // (sealKey) when it numbers the record.
-func prepareEnvelopes(podUID string, events []*pb.Envelope, clk clock.PassiveClock, b *encodeBuffers) (first uint64, size int, err error) {
+func prepareEnvelopes(podUID string, events []*pb.Envelope, clk clock.PassiveClock, b *encodeBuffers) (first uint64, err error) {
 	nowNano := int64(0)
 	for i, e := range events {
 		switch {
 		case e == nil:
-			return 0, 0, fmt.Errorf("envelope %d is nil: %w", i, ErrInvalid)
+			return 0, fmt.Errorf("envelope %d is nil: %w", i, ErrInvalid)
 		case e.GetPodUid() != podUID:
-			return 0, 0, fmt.Errorf("envelope %d has pod_uid %q: %w", i, e.GetPodUid(), ErrInvalid)
+			return 0, fmt.Errorf("envelope %d has pod_uid %q: %w", i, e.GetPodUid(), ErrInvalid)
 		case e.GetEvent() == nil || e.GetEvent().GetKind() == nil:
-			return 0, 0, fmt.Errorf("envelope %d (seq %d) has no event: %w", i, e.GetSeq(), ErrInvalid)
+			return 0, fmt.Errorf("envelope %d (seq %d) has no event: %w", i, e.GetSeq(), ErrInvalid)
 		case e.GetSeq() == 0:
-			return 0, 0, fmt.Errorf("envelope %d has seq 0: %w", i, ErrInvalid)
+			return 0, fmt.Errorf("envelope %d has seq 0: %w", i, ErrInvalid)
 		}
 		if e.SchemaVersion == 0 {
 			e.SchemaVersion = SchemaVersion
 		}
 		if e.SchemaVersion != SchemaVersion {
-			return 0, 0, fmt.Errorf("envelope seq %d has schema_version %d, want %d: %w",
+			return 0, fmt.Errorf("envelope seq %d has schema_version %d, want %d: %w",
 				e.GetSeq(), e.SchemaVersion, SchemaVersion, ErrSchemaVersion)
 		}
 		if i == 0 {
 			first = e.Seq
 		} else if e.Seq != first+uint64(i) {
-			return 0, 0, fmt.Errorf("envelope %d has seq %d, want %d (seqs of one call must be consecutive): %w",
+			return 0, fmt.Errorf("envelope %d has seq %d, want %d (seqs of one call must be consecutive): %w",
 				i, e.Seq, first+uint64(i), ErrSequence)
 		}
 		if e.TimeUnixNano == 0 {
@@ -69,13 +68,11 @@ func prepareEnvelopes(podUID string, events []*pb.Envelope, clk clock.PassiveClo
 			}
 			e.TimeUnixNano = nowNano
 		}
-		rec, err := b.encode(podUID, e)
-		if err != nil {
-			return 0, 0, fmt.Errorf("marshal envelope seq %d: %w", e.Seq, err)
+		if _, err := b.encode(podUID, e); err != nil {
+			return 0, fmt.Errorf("marshal envelope seq %d: %w", e.Seq, err)
 		}
-		size += len(rec)
 	}
-	return first, size, nil
+	return first, nil
 }
 
 // encodeBuffers are what an Append's records are encoded into. A pooled

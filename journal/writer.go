@@ -15,19 +15,17 @@ var errNothingWritten = errors.New("nothing written")
 
 // runWriter is the journal's only writer: it takes everything pending (up to
 // MaxBatch envelopes), commits it in one transaction — one fsync for many
-// pods — and answers each request. It returns when the queue is closed and
-// drained.
+// pods — and wakes the batch's callers; after a batch of pipelineMin
+// requests or more it takes the next once half of them have woken (see
+// wake.go). It returns when the queue is closed and drained.
 func (j *Journal) runWriter() {
 	defer close(j.writerDone)
 	// Faults on the mapping of a damaged file become panics (see guard).
 	debug.SetPanicOnFault(true)
 	var batch []*request
 	for {
-		var (
-			c  *completion
-			ok bool
-		)
-		batch, c, ok = j.queue.take(j.opts.MaxBatch, batch)
+		var ok bool
+		batch, ok = j.queue.take(j.opts.MaxBatch, batch)
 		if !ok {
 			return
 		}
@@ -36,15 +34,18 @@ func (j *Journal) runWriter() {
 		} else {
 			j.commit(batch)
 		}
+		half := wakeBatch(batch)
 		clear(batch)
-		c.complete()
+		if half != nil {
+			<-half // see wake.go
+		}
 	}
 }
 
 // commit writes a batch in one transaction and sets each request's outcome:
 // its own rejection (ErrSequence, ...) if it was refused — it then wrote
-// nothing — or else the transaction's outcome. The caller then completes
-// the batch.
+// nothing — or else the transaction's outcome. The caller then wakes the
+// batch.
 //
 // The transaction stages its changes to the index (see staging); once it has
 // committed they are published before any request is answered, so a Load
@@ -82,7 +83,9 @@ func (j *Journal) commit(batch []*request) {
 		if r.kind == kindAppend {
 			records += r.records
 		}
-		bytes += r.size
+		for _, rec := range r.recs {
+			bytes += len(rec)
+		}
 	}
 	s := &j.staging
 	s.begin(&j.idx.podIndex, exclusive) // before: rollback must not see the last batch's
