@@ -32,15 +32,15 @@ const recentKept = 8
 //
 // Safe for concurrent use.
 type podSharer struct {
-	labels, annotations  recent[map[string]string]
-	nodeSelector         recent[map[string]string]
-	ownerReferences      recent[[]metav1.OwnerReference]
-	containers           recent[[]corev1.Container]
-	initContainers       recent[[]corev1.Container]
-	tolerations          recent[[]corev1.Toleration]
-	securityContext      recent[*corev1.PodSecurityContext]
-	hostIPs              recent[[]corev1.HostIP]
-	conditions           recent[[]corev1.PodCondition]
+	labels, annotations recent[map[string]string]
+	nodeSelector        recent[map[string]string]
+	ownerReferences     recent[[]metav1.OwnerReference]
+	containers          recent[[]corev1.Container]
+	initContainers      recent[[]corev1.Container]
+	tolerations         recent[[]corev1.Toleration]
+	securityContext     recent[*corev1.PodSecurityContext]
+	hostIPs             recent[[]corev1.HostIP]
+	conditions          recent[[]corev1.PodCondition]
 }
 
 func newPodSharer() *podSharer {
