@@ -107,7 +107,7 @@ func TestFleetClientsImpersonateOverOneTransport(t *testing.T) {
 	}
 	srv.StartTLS()
 	defer srv.Close()
-	clients, err := newFleetClients(writeKubeconfig(t, srv.URL))
+	clients, err := newFleetClients(writeKubeconfig(t, srv.URL), defaultFleetInflight)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,18 +31,30 @@ func nodeIdentity(name string) transport.ImpersonationConfig {
 // fleetClients are the API clients of a fleet: one HTTP client (one
 // connection pool, HTTP/2) of the kubeconfig's identity, which reads the
 // shared informers; each node's clients wrap its transport to impersonate
-// the node.
+// the node, through one of two bounds on the requests in flight
+// (inflightLimit): one for the nodes' pods and events, one for their
+// Leases and Node status, so that a heartbeat never waits behind pods.
 type fleetClients struct {
 	base   *rest.Config
 	http   *http.Client
 	shared kubernetes.Interface
+	// pods, heartbeats: the transports of the nodes' kube and events
+	// clients, and of their heartbeat clients.
+	pods, heartbeats http.RoundTripper
 	// refused stands for the API groups a node does not use in each
 	// node's clients (nodeClientset): its requests fail without leaving
 	// the process.
 	refused kubernetes.Interface
 }
 
-func newFleetClients(kubeconfig string) (*fleetClients, error) {
+// defaultFleetInflight is --api-max-inflight's default: a kube-apiserver's
+// default --max-requests-inflight (400). An API server refuses what is
+// over its own bounds (429), and client-go retries it.
+const defaultFleetInflight = 400
+
+// newFleetClients makes the clients of kubeconfig's identity; inflight
+// bounds the nodes' requests in flight, for each of the two kinds.
+func newFleetClients(kubeconfig string, inflight int) (*fleetClients, error) {
 	base, err := certs.LoadKubeconfig(kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
@@ -66,7 +78,8 @@ func newFleetClients(kubeconfig string) (*fleetClients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("API client: %w", err)
 	}
-	return &fleetClients{base: base, http: hc, shared: shared, refused: kubernetes.New(refused)}, nil
+	return &fleetClients{base: base, http: hc, shared: shared, refused: kubernetes.New(refused),
+		pods: newInflightLimit(inflight, hc.Transport), heartbeats: newInflightLimit(inflight, hc.Transport)}, nil
 }
 
 // errGroupNotServed is the error of a fleet node's request to an API group
@@ -152,8 +165,7 @@ type nodeClients struct {
 
 // forNode are the clients of the node nc.
 func (c *fleetClients) forNode(nc *nodeConfig) (nodeClients, error) {
-	rt := transport.NewImpersonatingRoundTripper(nodeIdentity(nc.nodeName), c.http.Transport)
-	hc := &http.Client{Transport: rt, Timeout: c.http.Timeout}
+	hc := &http.Client{Transport: transport.NewImpersonatingRoundTripper(nodeIdentity(nc.nodeName), c.pods), Timeout: c.http.Timeout}
 	cfg := rest.CopyConfig(c.base)
 	apiLimits(cfg, nc.kc)
 	var out nodeClients
@@ -165,7 +177,8 @@ func (c *fleetClients) forNode(nc *nodeConfig) (nodeClients, error) {
 		return nodeClients{}, err
 	}
 	hb := heartbeatConfig(cfg, nc.kc)
-	if out.heartbeat, err = newNodeClientset(hb, &http.Client{Transport: rt, Timeout: hb.Timeout}, groupCore|groupCoordination, c.refused); err != nil {
+	hbRT := transport.NewImpersonatingRoundTripper(nodeIdentity(nc.nodeName), c.heartbeats)
+	if out.heartbeat, err = newNodeClientset(hb, &http.Client{Transport: hbRT, Timeout: hb.Timeout}, groupCore|groupCoordination, c.refused); err != nil {
 		return nodeClients{}, err
 	}
 	return out, nil

@@ -80,7 +80,7 @@ func TestFleetEventsWrittenAsTheirNode(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(&e)
 	}))
 	defer srv.Close()
-	clients, err := newFleetClients(writeKubeconfig(t, srv.URL))
+	clients, err := newFleetClients(writeKubeconfig(t, srv.URL), defaultFleetInflight)
 	if err != nil {
 		t.Fatal(err)
 	}
