@@ -96,7 +96,7 @@ empty runtimes. See README, "Fleet".`,
 	fs.Int32Var(&f.leaseSeconds, "node-lease-duration-seconds", kubeletconfig.DefaultNodeLeaseDurationSeconds, "duration of each node's Lease, renewed every quarter of it")
 	fs.Int32Var(&f.apiQPS, "kube-api-qps", kubeletconfig.DefaultKubeAPIQPS, "API requests per second of each node")
 	fs.Int32Var(&f.apiBurst, "kube-api-burst", kubeletconfig.DefaultKubeAPIBurst, "API request burst of each node")
-	fs.IntVar(&f.apiInflight, "api-max-inflight", defaultFleetInflight, "API requests of all nodes in flight at once, watches aside: their pods' and events' as many, their Leases' and Node status' as many again (0: no bound)")
+	fs.IntVar(&f.apiInflight, "api-max-inflight", defaultFleetInflight, "API requests of all nodes' pods and events in flight at once, watches aside; the Leases and Node status are not bounded (0: no bound)")
 	fs.StringVar(&f.simLatency, "sim-latency", "", "per-RPC latency of every simulated runtime, e.g. RunPodSandbox=50ms,PullImage=200ms")
 	fs.StringVar(&f.statusAddress, "status-address", "", "serve /nodes, /metrics (the process's, and every runtime's sandboxes and containers), /healthz and /debug/pprof/ on this host:port (default: off)")
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace-period", 10*time.Second, "how long the nodes' in-flight work may finish on SIGTERM")

@@ -31,16 +31,17 @@ func nodeIdentity(name string) transport.ImpersonationConfig {
 // fleetClients are the API clients of a fleet: one HTTP client (one
 // connection pool, HTTP/2) of the kubeconfig's identity, which reads the
 // shared informers; each node's clients wrap its transport to impersonate
-// the node, through one of two bounds on the requests in flight
-// (inflightLimit): one for the nodes' pods and events, one for their
-// Leases and Node status, so that a heartbeat never waits behind pods.
+// the node. The nodes' kube and events clients share one bound on their
+// requests in flight (inflightLimit); their heartbeat clients do not wait
+// for it: a node has at most two heartbeat requests in flight (its
+// Lease's and its Node status', each from its own actor), and Lease
+// renewals waiting behind pods ran into their 10 s timeout.
 type fleetClients struct {
 	base   *rest.Config
 	http   *http.Client
 	shared kubernetes.Interface
-	// pods, heartbeats: the transports of the nodes' kube and events
-	// clients, and of their heartbeat clients.
-	pods, heartbeats http.RoundTripper
+	// pods: the transport of the nodes' kube and events clients.
+	pods http.RoundTripper
 	// refused stands for the API groups a node does not use in each
 	// node's clients (nodeClientset): its requests fail without leaving
 	// the process.
@@ -53,7 +54,7 @@ type fleetClients struct {
 const defaultFleetInflight = 400
 
 // newFleetClients makes the clients of kubeconfig's identity; inflight
-// bounds the nodes' requests in flight, for each of the two kinds.
+// bounds the requests in flight of the nodes' kube and events clients.
 func newFleetClients(kubeconfig string, inflight int) (*fleetClients, error) {
 	base, err := certs.LoadKubeconfig(kubeconfig)
 	if err != nil {
@@ -79,7 +80,7 @@ func newFleetClients(kubeconfig string, inflight int) (*fleetClients, error) {
 		return nil, fmt.Errorf("API client: %w", err)
 	}
 	return &fleetClients{base: base, http: hc, shared: shared, refused: kubernetes.New(refused),
-		pods: newInflightLimit(inflight, hc.Transport), heartbeats: newInflightLimit(inflight, hc.Transport)}, nil
+		pods: newInflightLimit(inflight, hc.Transport)}, nil
 }
 
 // errGroupNotServed is the error of a fleet node's request to an API group
@@ -177,7 +178,7 @@ func (c *fleetClients) forNode(nc *nodeConfig) (nodeClients, error) {
 		return nodeClients{}, err
 	}
 	hb := heartbeatConfig(cfg, nc.kc)
-	hbRT := transport.NewImpersonatingRoundTripper(nodeIdentity(nc.nodeName), c.heartbeats)
+	hbRT := transport.NewImpersonatingRoundTripper(nodeIdentity(nc.nodeName), c.http.Transport)
 	if out.heartbeat, err = newNodeClientset(hb, &http.Client{Transport: hbRT, Timeout: hb.Timeout}, groupCore|groupCoordination, c.refused); err != nil {
 		return nodeClients{}, err
 	}
