@@ -89,13 +89,9 @@ func (c *directConn) Invoke(ctx context.Context, method string, req, reply any, 
 // (generated CRI messages: the proto package's own Merge, without the
 // dynamic-message support of grpchan's default cloner).
 func copyMessage(out, in any) error {
-	o, ok := out.(proto.Message)
-	if !ok {
-		return status.Errorf(codes.Internal, "in-process CRI: %T is not a protobuf message", out)
-	}
-	i, ok := in.(proto.Message)
-	if !ok {
-		return status.Errorf(codes.Internal, "in-process CRI: %T is not a protobuf message", in)
+	o, i, err := messages(out, in)
+	if err != nil {
+		return err
 	}
 	if o.ProtoReflect().Descriptor() != i.ProtoReflect().Descriptor() {
 		return status.Errorf(codes.Internal, "in-process CRI: cannot copy a %T into a %T", in, out)
@@ -130,13 +126,9 @@ func (streamCloner) Clone(in any) (any, error) {
 
 // Copy implements inprocgrpc.Cloner: in is a Clone, which out takes over.
 func (streamCloner) Copy(out, in any) error {
-	o, ok := out.(proto.Message)
-	if !ok {
-		return status.Errorf(codes.Internal, "in-process CRI: %T is not a protobuf message", out)
-	}
-	i, ok := in.(proto.Message)
-	if !ok {
-		return status.Errorf(codes.Internal, "in-process CRI: %T is not a protobuf message", in)
+	o, i, err := messages(out, in)
+	if err != nil {
+		return err
 	}
 	ov, iv := reflect.ValueOf(o), reflect.ValueOf(i)
 	if ov.Type() != iv.Type() || ov.Kind() != reflect.Pointer || ov.IsNil() || iv.IsNil() {
@@ -144,6 +136,19 @@ func (streamCloner) Copy(out, in any) error {
 	}
 	ov.Elem().Set(iv.Elem())
 	return nil
+}
+
+// messages is out and in as protobuf messages, or an error naming the one
+// that is not.
+func messages(out, in any) (o, i proto.Message, err error) {
+	o, ok := out.(proto.Message)
+	if !ok {
+		return nil, nil, status.Errorf(codes.Internal, "in-process CRI: %T is not a protobuf message", out)
+	}
+	if i, ok = in.(proto.Message); !ok {
+		return nil, nil, status.Errorf(codes.Internal, "in-process CRI: %T is not a protobuf message", in)
+	}
+	return o, i, nil
 }
 
 // errDirectStopped answers calls made after a Direct connection's stop.
