@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -10,31 +11,36 @@ import (
 )
 
 // container is one container. Guarded by Runtime.mu; only the fields in
-// the second group change after CreateContainer.
+// the second group change after CreateContainer. Its config is kept as
+// records (see records.go): what ContainerStatus and ListContainers give
+// back is rebuilt from them.
 type container struct {
 	id          string
 	sb          *sandbox
-	name        string // reserved name, derived from metadata and sandbox
-	meta        *runtimeapi.ContainerMetadata
-	image       *runtimeapi.ImageSpec // as given in the config
-	imageID     string                // "sha256:..." of the resolved image
+	metaName    string // metadata; with attempt, reserved in the sandbox (String)
+	attempt     uint32
+	stopSignal  runtimeapi.Signal
+	image       string // the config's image spec, unless more.image
+	userImage   string // its user-specified image
+	imageID     string // "sha256:..." of the resolved image
 	labels      pairs
 	annotations pairs
-	logPath     string
-	mounts      []*runtimeapi.Mount
-	user        *runtimeapi.ContainerUser
-	stopSignal  runtimeapi.Signal
-	behaviour   behaviour
-	order       uint64 // creation order, for stable listing
+	logDir      string // the log path is logDir/logName, if both are set
+	logName     string
+	mounts      []mount        // unless more.mounts
+	more        *containerMore // nil if the config fits the records
+	behaviour   *behaviour     // shared, not to be modified
+	order       uint64         // creation order, for stable listing
 
 	state      runtimeapi.ContainerState
+	exitCode   int32
 	createdAt  int64
 	startedAt  int64
 	finishedAt int64
-	exitCode   int32
 	reason     string
 	message    string
-	resources  *runtimeapi.LinuxContainerResources
+	resources  *resources    // nil if none or more.resources
+	served     *probeServer  // listeners while it runs, nil if none
 	timer      timer         // pending exit, nil if none
 	pending    *exitPlan     // what timer will do
 	seq        uint64        // bumped whenever the pending exit changes
@@ -49,10 +55,85 @@ type exitPlan struct {
 	message string
 }
 
-// containerName is reserved per container, like containerd's
-// <name>_<sandbox name>_<attempt>.
-func containerName(m *runtimeapi.ContainerMetadata, sb *sandbox) string {
-	return fmt.Sprintf("%s_%s_%d", m.GetName(), sb.name, m.GetAttempt())
+// containerName is a container's name as containerd reserves it:
+// <name>_<sandbox name>_<attempt>. The runtime reserves the metadata's
+// name and attempt within the sandbox (sandbox.containerNamed), and names
+// containers so in messages.
+func containerName(name string, attempt uint32, sb *sandbox) string {
+	return fmt.Sprintf("%s_%s_%d", name, sb, attempt)
+}
+
+// String is c's reserved name (containerName), made when asked: for
+// messages and logs.
+func (c *container) String() string { return containerName(c.metaName, c.attempt, c.sb) }
+
+// setResources records r (nil keeps nothing).
+func (c *container) setResources(r *runtimeapi.LinuxContainerResources) {
+	res, ok := newResources(r)
+	c.resources = res
+	if !ok {
+		c.moreOf().resources = cloneMsg(r)
+	} else if c.more != nil {
+		c.more.resources = nil
+	}
+}
+
+// moreOf is c.more, made if c had none.
+func (c *container) moreOf() *containerMore {
+	if c.more == nil {
+		c.more = &containerMore{}
+	}
+	return c.more
+}
+
+// metadata is c's metadata as given.
+func (c *container) metadata() *runtimeapi.ContainerMetadata {
+	if c.more != nil && c.more.meta != nil {
+		return cloneMsg(c.more.meta)
+	}
+	return &runtimeapi.ContainerMetadata{Name: c.metaName, Attempt: c.attempt}
+}
+
+// imageSpec is c's image spec as given.
+func (c *container) imageSpec() *runtimeapi.ImageSpec {
+	if c.more != nil && c.more.image != nil {
+		return cloneMsg(c.more.image)
+	}
+	return &runtimeapi.ImageSpec{Image: c.image, UserSpecifiedImage: c.userImage}
+}
+
+// mountsCRI are c's mounts as given.
+func (c *container) mountsCRI() []*runtimeapi.Mount {
+	if c.more != nil && c.more.mounts != nil {
+		return cloneMsgs(c.more.mounts)
+	}
+	if c.mounts == nil {
+		return nil
+	}
+	out := make([]*runtimeapi.Mount, len(c.mounts))
+	for i := range c.mounts {
+		out[i] = c.mounts[i].toCRI()
+	}
+	return out
+}
+
+// linuxResources are c's resources as last given, nil if none.
+func (c *container) linuxResources() *runtimeapi.LinuxContainerResources {
+	if c.more != nil && c.more.resources != nil {
+		return cloneMsg(c.more.resources)
+	}
+	if c.resources == nil {
+		return nil
+	}
+	return c.resources.toCRI()
+}
+
+// logPath is where c's log is, "" if it has none.
+func (c *container) logPath() string {
+	if c.logDir == "" || c.logName == "" {
+		return ""
+	}
+	return filepath.Join(c.logDir, c.logName)
 }
 
 func compareContainers(a, b *container) int {
@@ -111,7 +192,7 @@ func (r *Runtime) exitLocked(c *container, p exitPlan) {
 	if c.exited != nil {
 		close(c.exited)
 	}
-	r.log.Debug("container exited", zap.String("container", c.id), zap.String("name", c.name),
+	r.log.Debug("container exited", zap.String("container", c.id), zap.Stringer("name", c),
 		zap.Int32("exitCode", p.code), zap.String("reason", p.reason))
 	r.emitLocked(c.id, c.sb, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 }
@@ -127,35 +208,37 @@ func killPlan(at int64, why string) exitPlan {
 func (r *Runtime) containerStatusLocked(c *container) *runtimeapi.ContainerStatus {
 	st := &runtimeapi.ContainerStatus{
 		Id:          c.id,
-		Metadata:    cloneMsg(c.meta),
+		Metadata:    c.metadata(),
 		State:       c.state,
 		CreatedAt:   c.createdAt,
 		StartedAt:   c.startedAt,
 		FinishedAt:  c.finishedAt,
 		ExitCode:    c.exitCode,
-		Image:       cloneMsg(c.image),
 		ImageRef:    c.imageID,
 		Reason:      c.reason,
 		Message:     c.message,
 		Labels:      c.labels.toMap(),
 		Annotations: c.annotations.toMap(),
-		Mounts:      cloneMsgs(c.mounts),
-		LogPath:     c.logPath,
+		Mounts:      c.mountsCRI(),
+		LogPath:     c.logPath(),
 		ImageId:     c.imageID,
-		User:        cloneMsg(c.user),
 		StopSignal:  c.stopSignal,
 	}
-	if c.resources != nil {
-		st.Resources = &runtimeapi.ContainerResources{Linux: cloneMsg(c.resources)}
+	if c.more != nil {
+		st.User = cloneMsg(c.more.user)
+	}
+	if res := c.linuxResources(); res != nil {
+		st.Resources = &runtimeapi.ContainerResources{Linux: res}
 	}
 	if img, ok := r.images.byID[c.imageID]; ok {
-		st.Image = &runtimeapi.ImageSpec{
-			Image:              img.displayName(),
-			Annotations:        cloneMap(c.image.GetAnnotations()),
-			UserSpecifiedImage: c.image.GetUserSpecifiedImage(),
-			RuntimeHandler:     c.image.GetRuntimeHandler(),
+		st.Image = &runtimeapi.ImageSpec{Image: img.displayName(), UserSpecifiedImage: c.userImage}
+		if c.more != nil && c.more.image != nil {
+			st.Image.Annotations = cloneMap(c.more.image.Annotations)
+			st.Image.RuntimeHandler = c.more.image.RuntimeHandler
 		}
 		st.ImageRef = img.repoDigests[0]
+	} else {
+		st.Image = c.imageSpec()
 	}
 	return st
 }
@@ -165,8 +248,8 @@ func (c *container) toCRI() *runtimeapi.Container {
 	return &runtimeapi.Container{
 		Id:           c.id,
 		PodSandboxId: c.sb.id,
-		Metadata:     cloneMsg(c.meta),
-		Image:        cloneMsg(c.image),
+		Metadata:     c.metadata(),
+		Image:        c.imageSpec(),
 		ImageRef:     c.imageID,
 		State:        c.state,
 		CreatedAt:    c.createdAt,

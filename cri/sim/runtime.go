@@ -55,10 +55,10 @@ type Runtime struct {
 	closed          bool
 	sandboxes       map[string]*sandbox
 	containers      map[string]*container
-	sandboxesByPod  labelIndex[*sandbox]   // by label LabelPodUID
-	containersByPod labelIndex[*container] // by label LabelPodUID
-	names           map[string]string      // reserved sandbox/container name -> id
-	readyByPod      map[string]int         // pod UID -> READY sandboxes
+	sandboxesByPod  labelIndex[*sandbox]     // by label LabelPodUID
+	containersByPod labelIndex[*container]   // by label LabelPodUID
+	sandboxNames    map[sandboxMeta]*sandbox // by reserved name
+	readyByPod      map[string]int           // pod UID -> READY sandboxes
 	running         int
 	created         uint64 // objects ever created; gives their order
 	ipam            *ipam
@@ -92,7 +92,7 @@ func New(opts Options) (*Runtime, error) {
 		containers:      make(map[string]*container),
 		sandboxesByPod:  newLabelIndex[*sandbox](LabelPodUID),
 		containersByPod: newLabelIndex[*container](LabelPodUID),
-		names:           make(map[string]string),
+		sandboxNames:    make(map[sandboxMeta]*sandbox),
 		readyByPod:      make(map[string]int),
 		ipam:            pool,
 		images:          newImageStore(),

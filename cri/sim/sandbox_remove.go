@@ -33,7 +33,7 @@ func (r *Runtime) removeSandboxLocked(sb *sandbox) {
 	}
 	delete(r.sandboxes, sb.id)
 	r.sandboxesByPod.remove(sb.labels, sb)
-	delete(r.names, sb.name)
+	delete(r.sandboxNames, sb.meta)
 	r.log.Debug("sandbox removed", zap.String("sandbox", sb.id))
 	r.emitLocked(sb.id, sb, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
 }

@@ -40,8 +40,9 @@ func (r *Runtime) stopSandboxLocked(sb *sandbox) {
 	}
 	r.reapServersLocked(sb)
 	sb.ready = false
-	if r.readyByPod[sb.podUID]--; r.readyByPod[sb.podUID] <= 0 {
-		delete(r.readyByPod, sb.podUID)
+	podUID := sb.podUID()
+	if r.readyByPod[podUID]--; r.readyByPod[podUID] <= 0 {
+		delete(r.readyByPod, podUID)
 	}
 	if sb.ipPooled {
 		r.ipam.release(sb.ip)
