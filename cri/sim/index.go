@@ -51,6 +51,10 @@ func (ix labelIndex[T]) remove(labels pairs, o T) {
 	ix.m[v] = slices.Delete(objs, i, i+1) // zeroes the freed slot
 }
 
+// get returns the objects carrying value v, oldest first: the index's
+// own slice, as lookup's.
+func (ix labelIndex[T]) get(v string) []T { return ix.m[v] }
+
 // lookup returns the objects carrying the value sel asks for, oldest
 // first, and true; or false if sel does not pin the label. The result
 // is the index's own slice: read it under the lock, do not keep it.

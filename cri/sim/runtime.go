@@ -55,10 +55,10 @@ type Runtime struct {
 	closed          bool
 	sandboxes       map[string]*sandbox
 	containers      map[string]*container
-	sandboxesByPod  labelIndex[*sandbox]     // by label LabelPodUID
-	containersByPod labelIndex[*container]   // by label LabelPodUID
-	sandboxNames    map[sandboxMeta]*sandbox // by reserved name
-	readyByPod      map[string]int           // pod UID -> READY sandboxes
+	sandboxesByPod  labelIndex[*sandbox]   // by label LabelPodUID
+	containersByPod labelIndex[*container] // by label LabelPodUID
+	sandboxesByUID  map[string][]*sandbox  // by metadata uid, if not found so by sandboxesByPod (sandbox_pods.go)
+	readySandboxes  int
 	running         int
 	created         uint64 // objects ever created; gives their order
 	ipam            *ipam
@@ -92,8 +92,7 @@ func New(opts Options) (*Runtime, error) {
 		containers:      make(map[string]*container),
 		sandboxesByPod:  newLabelIndex[*sandbox](LabelPodUID),
 		containersByPod: newLabelIndex[*container](LabelPodUID),
-		sandboxNames:    make(map[sandboxMeta]*sandbox),
-		readyByPod:      make(map[string]int),
+		sandboxesByUID:  make(map[string][]*sandbox),
 		ipam:            pool,
 		images:          newImageStore(),
 	}
@@ -274,8 +273,6 @@ func (r *Runtime) infoLocked() Info {
 	if in.Violations == nil {
 		in.Violations = []string{}
 	}
-	for _, n := range r.readyByPod {
-		in.ReadySandboxes += n
-	}
+	in.ReadySandboxes = r.readySandboxes
 	return in
 }

@@ -44,7 +44,7 @@ type sandbox struct {
 // sandboxName is the name of a sandbox as containerd reserves it:
 // <name>_<namespace>_<uid>_<attempt>. Like containerd, the runtime
 // refuses a second sandbox with the same metadata while the first
-// exists (Runtime.sandboxNames), and names sandboxes so in messages.
+// exists (Runtime.sandboxNamedLocked), and names sandboxes so in messages.
 func sandboxName(m sandboxMeta) string {
 	return fmt.Sprintf("%s_%s_%s_%d", m.name, m.namespace, m.uid, m.attempt)
 }

@@ -38,7 +38,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 	if msg, ok := cfg.GetAnnotations()[AnnotationRunPodSandboxError]; ok {
 		return nil, newErr(ErrScripted, "RunPodSandbox %s: %s", name(), msg)
 	}
-	if owner, ok := r.sandboxNames[sm]; ok {
+	if owner := r.sandboxNamedLocked(sm); owner != nil {
 		return nil, newErr(ErrAlreadyExists, "RunPodSandbox: sandbox name %q is reserved for sandbox %q", name(), owner.id)
 	}
 
@@ -75,13 +75,14 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 		sb.ip, sb.ipPooled = ip, true
 	}
 
-	if podUID != "" && r.readyByPod[podUID] > 0 {
-		r.violationLocked("RunPodSandbox %s: pod UID %q already has %d READY sandbox(es)", sb, podUID, r.readyByPod[podUID])
+	if podUID != "" {
+		if n := r.readyOfPodLocked(podUID); n > 0 {
+			r.violationLocked("RunPodSandbox %s: pod UID %q already has %d READY sandbox(es)", sb, podUID, n)
+		}
 	}
-	r.readyByPod[podUID]++
+	r.readySandboxes++
 	r.sandboxes[sb.id] = sb
-	r.sandboxesByPod.add(sb.labels, sb)
-	r.sandboxNames[sm] = sb
+	r.addSandboxLocked(sb)
 	r.log.Debug("sandbox ready", zap.String("sandbox", sb.id), zap.Stringer("name", sb), zap.Stringer("ip", sb.ip))
 	r.emitLocked(sb.id, sb, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
 	r.emitLocked(sb.id, sb, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)

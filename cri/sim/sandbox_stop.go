@@ -40,10 +40,7 @@ func (r *Runtime) stopSandboxLocked(sb *sandbox) {
 	}
 	r.reapServersLocked(sb)
 	sb.ready = false
-	podUID := sb.podUID()
-	if r.readyByPod[podUID]--; r.readyByPod[podUID] <= 0 {
-		delete(r.readyByPod, podUID)
-	}
+	r.readySandboxes--
 	if sb.ipPooled {
 		r.ipam.release(sb.ip)
 		sb.ipPooled = false
