@@ -355,6 +355,18 @@ func checkSandboxesByUID(t *rapid.T, rt *Runtime) {
 	}
 }
 
+// entries are ix's values and objects, in one map.
+func (ix labelIndex[T]) entries() map[string][]T {
+	m := maps.Clone(ix.many)
+	for v, o := range ix.one {
+		if _, dup := m[v]; dup {
+			panic(fmt.Sprintf("value %q both in one and many", v))
+		}
+		m[v] = []T{o}
+	}
+	return m
+}
+
 func checkLabelIndex[T comparable](t *rapid.T, what string, ix labelIndex[T], live map[string]T, attrs func(T) (map[string]string, uint64)) {
 	want := map[string]int{}
 	for _, o := range live {
@@ -363,7 +375,7 @@ func checkLabelIndex[T comparable](t *rapid.T, what string, ix labelIndex[T], li
 			want[v]++
 		}
 	}
-	for v, objs := range ix.m {
+	for v, objs := range ix.entries() {
 		if len(objs) == 0 {
 			t.Fatalf("%s index keeps an empty entry for %q", what, v)
 		}
