@@ -22,11 +22,10 @@ type container struct {
 	stopSignal  runtimeapi.Signal
 	image       string // the config's image spec, unless more.image
 	userImage   string // its user-specified image
-	imageID     string // "sha256:..." of the resolved image
+	img         *image // the resolved image (gone from the store once removed)
 	labels      pairs
 	annotations pairs
-	logDir      string // the log path is logDir/logName, if both are set
-	logName     string
+	logName     string         // the log path is <log directory>/logName (logPath)
 	mounts      []mount        // unless more.mounts
 	more        *containerMore // nil if the config fits the records
 	behaviour   *behaviour     // shared, not to be modified
@@ -39,12 +38,45 @@ type container struct {
 	finishedAt int64
 	reason     string
 	message    string
-	resources  *resources    // nil if none or more.resources
-	served     *probeServer  // listeners while it runs, nil if none
-	timer      timer         // pending exit, nil if none
-	pending    *exitPlan     // what timer will do
-	seq        uint64        // bumped whenever the pending exit changes
-	exited     chan struct{} // made by StopContainer waiters, closed on exit
+	resources  *resources      // nil if none or more.resources
+	pending    *pendingExit    // nil if none
+	waits      *containerWaits // nil until something waits for the exit
+}
+
+// pendingExit is a scheduled exit of a running container. A new one is
+// made for each schedule, so that a timer finding another one, or none,
+// in its container knows it was superseded.
+type pendingExit struct {
+	exitPlan
+	timer timer
+}
+
+// containerWaits are what waits for a running container's exit, made
+// when the first comes: the channel closed at the exit (StopContainer
+// waits on it), and the listeners of its probe ports (probeserve.go),
+// closed when it exits.
+type containerWaits struct {
+	exited chan struct{}
+	served *probeServer // nil if none
+}
+
+// exitedChan is the channel closed when c exits, made if it had none.
+func (c *container) exitedChan() chan struct{} {
+	if c.waits == nil {
+		c.waits = &containerWaits{}
+	}
+	if c.waits.exited == nil {
+		c.waits.exited = make(chan struct{})
+	}
+	return c.waits.exited
+}
+
+// served is c's probe server, nil if none.
+func (c *container) served() *probeServer {
+	if c.waits == nil {
+		return nil
+	}
+	return c.waits.served
 }
 
 // exitPlan is a scheduled exit of a running container.
@@ -128,12 +160,17 @@ func (c *container) linuxResources() *runtimeapi.LinuxContainerResources {
 	return c.resources.toCRI()
 }
 
-// logPath is where c's log is, "" if it has none.
+// logPath is where c's log is, "" if it has none: in the log directory
+// of CreateContainer's sandbox config, else of its sandbox's.
 func (c *container) logPath() string {
-	if c.logDir == "" || c.logName == "" {
+	dir := c.sb.logDir
+	if c.more != nil && c.more.logDir != "" {
+		dir = c.more.logDir
+	}
+	if dir == "" || c.logName == "" {
 		return ""
 	}
-	return filepath.Join(c.logDir, c.logName)
+	return filepath.Join(dir, c.logName)
 }
 
 func compareContainers(a, b *container) int {
@@ -142,12 +179,10 @@ func compareContainers(a, b *container) int {
 
 // cancelTimer drops any pending exit.
 func (c *container) cancelTimer() {
-	if c.timer != nil {
-		c.timer.Stop()
-		c.timer = nil
+	if c.pending != nil && c.pending.timer != nil {
+		c.pending.timer.Stop()
 	}
 	c.pending = nil
-	c.seq++
 }
 
 // scheduleExitLocked arranges for c to exit at the given time, unless an
@@ -157,29 +192,28 @@ func (r *Runtime) scheduleExitLocked(c *container, p exitPlan) {
 		return
 	}
 	c.cancelTimer()
-	seq := c.seq
-	c.pending = &p
+	pe := &pendingExit{exitPlan: p}
+	c.pending = pe
 	d := max(time.Duration(p.at-r.now()), 0)
 	// The callback must not take r.mu synchronously: FakeClock runs it
 	// with its own lock held, while RPCs take the clock's lock under r.mu.
-	c.timer = r.afterFunc(d, func() {
+	pe.timer = r.afterFunc(d, func() {
 		if r.opts.SyncTimers {
-			r.fireExit(c, seq)
+			r.fireExit(c, pe)
 			return
 		}
-		go r.fireExit(c, seq)
+		go r.fireExit(c, pe)
 	})
 }
 
-// fireExit carries out a pending exit unless it was superseded.
-func (r *Runtime) fireExit(c *container, seq uint64) {
+// fireExit carries out the pending exit pe unless it was superseded.
+func (r *Runtime) fireExit(c *container, pe *pendingExit) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed || c.seq != seq || c.pending == nil || c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+	if r.closed || c.pending != pe || c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return
 	}
-	p := *c.pending
-	r.exitLocked(c, p)
+	r.exitLocked(c, pe.exitPlan)
 }
 
 // exitLocked makes a running container EXITED and emits
@@ -189,8 +223,8 @@ func (r *Runtime) exitLocked(c *container, p exitPlan) {
 	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
 	c.finishedAt, c.exitCode, c.reason, c.message = p.at, p.code, p.reason, p.message
 	r.running--
-	if c.exited != nil {
-		close(c.exited)
+	if c.waits != nil && c.waits.exited != nil {
+		close(c.waits.exited)
 	}
 	r.log.Debug("container exited", zap.String("container", c.id), zap.Stringer("name", c),
 		zap.Int32("exitCode", p.code), zap.String("reason", p.reason))
@@ -214,14 +248,14 @@ func (r *Runtime) containerStatusLocked(c *container) *runtimeapi.ContainerStatu
 		StartedAt:   c.startedAt,
 		FinishedAt:  c.finishedAt,
 		ExitCode:    c.exitCode,
-		ImageRef:    c.imageID,
+		ImageRef:    c.img.id,
 		Reason:      c.reason,
 		Message:     c.message,
 		Labels:      c.labels.toMap(),
 		Annotations: c.annotations.toMap(),
 		Mounts:      c.mountsCRI(),
 		LogPath:     c.logPath(),
-		ImageId:     c.imageID,
+		ImageId:     c.img.id,
 		StopSignal:  c.stopSignal,
 	}
 	if c.more != nil {
@@ -230,7 +264,7 @@ func (r *Runtime) containerStatusLocked(c *container) *runtimeapi.ContainerStatu
 	if res := c.linuxResources(); res != nil {
 		st.Resources = &runtimeapi.ContainerResources{Linux: res}
 	}
-	if img, ok := r.images.byID[c.imageID]; ok {
+	if img, ok := r.images.byID[c.img.id]; ok {
 		st.Image = &runtimeapi.ImageSpec{Image: img.displayName(), UserSpecifiedImage: c.userImage}
 		if c.more != nil && c.more.image != nil {
 			st.Image.Annotations = cloneMap(c.more.image.Annotations)
@@ -250,12 +284,12 @@ func (c *container) toCRI() *runtimeapi.Container {
 		PodSandboxId: c.sb.id,
 		Metadata:     c.metadata(),
 		Image:        c.imageSpec(),
-		ImageRef:     c.imageID,
+		ImageRef:     c.img.id,
 		State:        c.state,
 		CreatedAt:    c.createdAt,
 		Labels:       c.labels.toMap(),
 		Annotations:  c.annotations.toMap(),
-		ImageId:      c.imageID,
+		ImageId:      c.img.id,
 	}
 }
 

@@ -54,10 +54,6 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 		return nil, newErr(ErrAlreadyExists, "CreateContainer: container name %q is reserved for container %q", name(), owner.id)
 	}
 
-	logDir := req.GetSandboxConfig().GetLogDirectory()
-	if logDir == "" || logDir == sb.logDir {
-		logDir = sb.logDir // the sandbox's string, not one more
-	}
 	spec := cfg.GetImage()
 	c := &container{
 		id:          r.newID(),
@@ -67,10 +63,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 		stopSignal:  cfg.GetStopSignal(),
 		image:       spec.GetImage(),
 		userImage:   spec.GetUserSpecifiedImage(),
-		imageID:     img.id,
+		img:         img,
 		labels:      newPairs(cfg.GetLabels()),
 		annotations: newPairs(cfg.GetAnnotations()),
-		logDir:      logDir,
 		logName:     cfg.GetLogPath(),
 		behaviour:   b,
 		state:       runtimeapi.ContainerState_CONTAINER_CREATED,
@@ -79,6 +74,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 	}
 	if c.userImage == c.image {
 		c.userImage = c.image // one string, not two
+	}
+	if logDir := req.GetSandboxConfig().GetLogDirectory(); logDir != "" && logDir != sb.logDir {
+		c.moreOf().logDir = logDir
 	}
 	if hasUnknown(meta) {
 		c.moreOf().meta = cloneMsg(meta)

@@ -54,10 +54,7 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 		unlock()
 		return &runtimeapi.StopContainerResponse{}, nil
 	}
-	if c.exited == nil {
-		c.exited = make(chan struct{})
-	}
-	exited := c.exited
+	exited := c.exitedChan()
 	unlock()
 
 	select {

@@ -66,7 +66,7 @@ func (ps *probeServer) close() {
 // be held.
 func (r *Runtime) serveLocked(c *container) {
 	spec := c.behaviour.serve
-	if !spec.any() || c.served != nil {
+	if !spec.any() || c.served() != nil {
 		return
 	}
 	ip := c.sb.ip
@@ -106,11 +106,8 @@ func (r *Runtime) serveLocked(c *container) {
 	if ps.http == nil && ps.tcp == nil {
 		return
 	}
-	c.served = ps
-	if c.exited == nil {
-		c.exited = make(chan struct{})
-	}
-	exited, closed := c.exited, r.events.done()
+	exited, closed := c.exitedChan(), r.events.done()
+	c.waits.served = ps
 	go func() {
 		select {
 		case <-exited:
@@ -166,9 +163,9 @@ func httpStatus(spec serveSpec, ps *probeServer) int {
 
 // stopServingLocked closes c's ports, if open. r.mu must be held.
 func (r *Runtime) stopServingLocked(c *container) {
-	if ps := c.served; ps != nil {
+	if ps := c.served(); ps != nil {
 		ps.close()
-		c.served = nil
+		c.waits.served = nil
 	}
 }
 
@@ -198,7 +195,7 @@ func (r *Runtime) SetHTTPStatus(containerID string, code int) error {
 	if !ok {
 		return newErr(ErrNotFound, "SetHTTPStatus: container %q not found", containerID)
 	}
-	ps := c.served
+	ps := c.served()
 	if ps == nil || ps.http == nil {
 		return newErr(ErrFailedPrecondition, "SetHTTPStatus %s (%s): container is not serving HTTP", c, c.id)
 	}

@@ -134,8 +134,9 @@ func plainImageSpec(spec *runtimeapi.ImageSpec) bool {
 // sandboxMore is what a sandbox keeps of its config beside its records,
 // when the config has it: copies of messages too rich for them.
 type sandboxMore struct {
-	meta *runtimeapi.PodSandboxMetadata // with unknown fields
-	ns   *runtimeapi.NamespaceOption    // more than nsModes
+	meta    *runtimeapi.PodSandboxMetadata // with unknown fields
+	ns      *runtimeapi.NamespaceOption    // more than nsModes
+	handler string                         // the runtime handler, if not the default
 }
 
 // containerMore is what a container keeps beside its records, when it
@@ -146,4 +147,5 @@ type containerMore struct {
 	mounts    []*runtimeapi.Mount                 // if one has more than a mount
 	resources *runtimeapi.LinuxContainerResources // more than resources
 	user      *runtimeapi.ContainerUser
+	logDir    string // CreateContainer's, if not its sandbox's
 }

@@ -22,6 +22,7 @@ type recordCase struct {
 	sb      *runtimeapi.PodSandboxConfig
 	c       *runtimeapi.ContainerConfig
 	handler string // runtime handler of RunPodSandbox
+	logDir  string // if set, the log directory of CreateContainer's sandbox config
 }
 
 // recordBaseConfigs are configs of actorlet's shape (see podspec).
@@ -135,6 +136,12 @@ func recordCases() []recordCase {
 	add("image by ID, no user-specified image", func(_ *runtimeapi.PodSandboxConfig, c *runtimeapi.ContainerConfig) {
 		c.Image = &runtimeapi.ImageSpec{Image: imageID(mustParseRef("busybox"))}
 	})
+	add("another log directory at CreateContainer", func(*runtimeapi.PodSandboxConfig, *runtimeapi.ContainerConfig) {})
+	cases[len(cases)-1].logDir = "/var/log/elsewhere"
+	add("a log directory at CreateContainer only", func(sb *runtimeapi.PodSandboxConfig, _ *runtimeapi.ContainerConfig) {
+		sb.LogDirectory = ""
+	})
+	cases[len(cases)-1].logDir = "/var/log/elsewhere"
 	add("nothing optional", func(sb *runtimeapi.PodSandboxConfig, c *runtimeapi.ContainerConfig) {
 		sb.Labels, sb.Annotations, sb.Linux, sb.LogDirectory = nil, nil, nil, ""
 		c.Labels, c.Annotations, c.Mounts, c.Linux, c.LogPath = nil, nil, nil, nil, ""
@@ -247,7 +254,11 @@ func TestResponsesGiveBackConfigs(t *testing.T) {
 			sbResp, err := rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sbCfg, RuntimeHandler: tc.handler})
 			noErr(t, err, "RunPodSandbox")
 			sbID := sbResp.PodSandboxId
-			cResp, err := rt.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sbID, Config: cfg, SandboxConfig: proto.Clone(tc.sb).(*runtimeapi.PodSandboxConfig)})
+			createSbCfg := proto.Clone(tc.sb).(*runtimeapi.PodSandboxConfig)
+			if tc.logDir != "" {
+				createSbCfg.LogDirectory = tc.logDir
+			}
+			cResp, err := rt.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sbID, Config: cfg, SandboxConfig: createSbCfg})
 			noErr(t, err, "CreateContainer")
 			id := cResp.ContainerId
 			now := clk.Now().UnixNano()
@@ -286,8 +297,8 @@ func TestResponsesGiveBackConfigs(t *testing.T) {
 				Mounts:      tc.c.Mounts,
 				StopSignal:  tc.c.StopSignal,
 			}
-			if tc.c.LogPath != "" && tc.sb.LogDirectory != "" {
-				wantStatus.LogPath = filepath.Join(tc.sb.LogDirectory, tc.c.LogPath)
+			if tc.c.LogPath != "" && createSbCfg.LogDirectory != "" {
+				wantStatus.LogPath = filepath.Join(createSbCfg.LogDirectory, tc.c.LogPath)
 			}
 			if r := tc.c.GetLinux().GetResources(); r != nil {
 				wantStatus.Resources = &runtimeapi.ContainerResources{Linux: r}

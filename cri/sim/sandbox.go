@@ -26,7 +26,6 @@ type sandbox struct {
 	meta        sandboxMeta // reserves the sandbox's name (String)
 	labels      pairs
 	annotations pairs
-	handler     string
 	logDir      string
 	createdAt   int64
 	order       uint64       // creation order, for stable listing
@@ -72,12 +71,28 @@ func (sb *sandbox) containerNamed(name string, attempt uint32) *container {
 	return nil
 }
 
+// moreOf is sb.more, made if sb had none.
+func (sb *sandbox) moreOf() *sandboxMore {
+	if sb.more == nil {
+		sb.more = &sandboxMore{}
+	}
+	return sb.more
+}
+
 // metadata is sb's metadata as given.
 func (sb *sandbox) metadata() *runtimeapi.PodSandboxMetadata {
 	if sb.more != nil && sb.more.meta != nil {
 		return cloneMsg(sb.more.meta)
 	}
 	return sb.meta.toCRI()
+}
+
+// handler is sb's runtime handler ("" for the default).
+func (sb *sandbox) handler() string {
+	if sb.more == nil {
+		return ""
+	}
+	return sb.more.handler
 }
 
 // namespaceOptions are sb's namespace options as given (empty if none).
@@ -107,7 +122,7 @@ func (sb *sandbox) status() *runtimeapi.PodSandboxStatus {
 		Linux:          &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: sb.namespaceOptions()}},
 		Labels:         sb.labels.toMap(),
 		Annotations:    sb.annotations.toMap(),
-		RuntimeHandler: sb.handler,
+		RuntimeHandler: sb.handler(),
 	}
 }
 
@@ -119,7 +134,7 @@ func (sb *sandbox) toCRI() *runtimeapi.PodSandbox {
 		CreatedAt:      sb.createdAt,
 		Labels:         sb.labels.toMap(),
 		Annotations:    sb.annotations.toMap(),
-		RuntimeHandler: sb.handler,
+		RuntimeHandler: sb.handler(),
 	}
 }
 

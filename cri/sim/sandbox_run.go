@@ -48,7 +48,6 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 		meta:        sm,
 		labels:      newPairs(cfg.GetLabels()),
 		annotations: newPairs(cfg.GetAnnotations()),
-		handler:     req.GetRuntimeHandler(),
 		logDir:      cfg.GetLogDirectory(),
 		createdAt:   r.now(),
 		order:       r.nextOrder(),
@@ -56,14 +55,14 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 	}
 	podUID := sb.podUID()
 	if hasUnknown(meta) {
-		sb.more = &sandboxMore{meta: cloneMsg(meta)}
+		sb.moreOf().meta = cloneMsg(meta)
 	}
 	var ok bool
 	if sb.ns, ok = newNSModes(nsOpts); !ok {
-		if sb.more == nil {
-			sb.more = &sandboxMore{}
-		}
-		sb.more.ns = cloneMsg(nsOpts)
+		sb.moreOf().ns = cloneMsg(nsOpts)
+	}
+	if h := req.GetRuntimeHandler(); h != "" {
+		sb.moreOf().handler = h
 	}
 	if nsOpts.GetNetwork() == runtimeapi.NamespaceMode_NODE {
 		sb.ip = r.hostIP
