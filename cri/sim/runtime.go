@@ -62,6 +62,7 @@ type Runtime struct {
 	running         int
 	created         uint64 // objects ever created; gives their order
 	ipam            *ipam
+	keySets         *keySets // of labels and annotations
 	images          *imageStore
 	violations      []string
 	violationCount  int
@@ -94,6 +95,7 @@ func New(opts Options) (*Runtime, error) {
 		containersByPod: newLabelIndex[*container](LabelPodUID),
 		sandboxesByUID:  make(map[string][]*sandbox),
 		ipam:            pool,
+		keySets:         newKeySets(),
 		images:          newImageStore(),
 	}
 	for _, h := range opts.RuntimeHandlers {

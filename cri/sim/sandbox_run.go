@@ -46,8 +46,8 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 	sb := &sandbox{
 		id:          r.newID(),
 		meta:        sm,
-		labels:      newPairs(cfg.GetLabels()),
-		annotations: newPairs(cfg.GetAnnotations()),
+		labels:      r.keySets.newPairs(cfg.GetLabels()),
+		annotations: r.keySets.newPairs(cfg.GetAnnotations()),
 		logDir:      cfg.GetLogDirectory(),
 		createdAt:   r.now(),
 		order:       r.nextOrder(),
