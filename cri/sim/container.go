@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"time"
+	"unique"
 
 	"go.uber.org/zap"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -38,9 +39,9 @@ type container struct {
 	finishedAt int64
 	reason     string
 	message    string
-	resources  *resources      // nil if none or more.resources
-	pending    *pendingExit    // nil if none
-	waits      *containerWaits // nil until something waits for the exit
+	resources  unique.Handle[resources] // noResources if none or more.resources
+	pending    *pendingExit             // nil if none
+	waits      *containerWaits          // nil until something waits for the exit
 }
 
 // pendingExit is a scheduled exit of a running container. A new one is
@@ -154,10 +155,10 @@ func (c *container) linuxResources() *runtimeapi.LinuxContainerResources {
 	if c.more != nil && c.more.resources != nil {
 		return cloneMsg(c.more.resources)
 	}
-	if c.resources == nil {
+	if c.resources == noResources {
 		return nil
 	}
-	return c.resources.toCRI()
+	return c.resources.Value().toCRI()
 }
 
 // logPath is where c's log is, "" if it has none: in the log directory

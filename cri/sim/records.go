@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"unique"
+
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -96,29 +98,33 @@ func (m *mount) toCRI() *runtimeapi.Mount {
 }
 
 // resources are LinuxContainerResources without cpusets, hugepage
-// limits and unified cgroup settings.
+// limits and unified cgroup settings. Containers of the same requests and
+// limits have the same: they share them (unique.Handle).
 type resources struct {
 	cpuPeriod, cpuQuota, cpuShares int64
 	memoryLimit, memorySwapLimit   int64
 	oomScoreAdj                    int64
 }
 
-// newResources records r: nil for nil; ok is false if r has more than
-// resources hold.
-func newResources(r *runtimeapi.LinuxContainerResources) (res *resources, ok bool) {
+// noResources is the handle of no resources (the zero Handle).
+var noResources unique.Handle[resources]
+
+// newResources records r: noResources for nil; ok is false if r has more
+// than resources hold.
+func newResources(r *runtimeapi.LinuxContainerResources) (res unique.Handle[resources], ok bool) {
 	if r == nil {
-		return nil, true
+		return noResources, true
 	}
 	if r.CpusetCpus != "" || r.CpusetMems != "" || len(r.HugepageLimits) > 0 || len(r.Unified) > 0 || hasUnknown(r) {
-		return nil, false
+		return noResources, false
 	}
-	return &resources{
+	return unique.Make(resources{
 		cpuPeriod: r.CpuPeriod, cpuQuota: r.CpuQuota, cpuShares: r.CpuShares,
 		memoryLimit: r.MemoryLimitInBytes, memorySwapLimit: r.MemorySwapLimitInBytes, oomScoreAdj: r.OomScoreAdj,
-	}, true
+	}), true
 }
 
-func (r *resources) toCRI() *runtimeapi.LinuxContainerResources {
+func (r resources) toCRI() *runtimeapi.LinuxContainerResources {
 	return &runtimeapi.LinuxContainerResources{
 		CpuPeriod: r.cpuPeriod, CpuQuota: r.cpuQuota, CpuShares: r.cpuShares,
 		MemoryLimitInBytes: r.memoryLimit, MemorySwapLimitInBytes: r.memorySwapLimit, OomScoreAdj: r.oomScoreAdj,
