@@ -18,19 +18,17 @@ import (
 type container struct {
 	id          string
 	sb          *sandbox
-	metaName    string // metadata; with attempt, reserved in the sandbox (String)
+	metaName    unique.Handle[string] // metadata; with attempt, reserved in the sandbox (String)
 	attempt     uint32
 	stopSignal  runtimeapi.Signal
-	image       string // the config's image spec, unless more.image
-	userImage   string // its user-specified image
-	img         *image // the resolved image (gone from the store once removed)
+	image       unique.Handle[imageRecord]
 	labels      pairs
 	annotations pairs
-	logName     string         // the log path is <log directory>/logName (logPath)
-	mounts      []mount        // unless more.mounts
-	more        *containerMore // nil if the config fits the records
-	behaviour   *behaviour     // shared, not to be modified
-	order       uint64         // creation order, for stable listing
+	logName     unique.Handle[string] // the log path is <log directory>/logName (logPath)
+	mounts      []mount               // unless more.mounts
+	more        *containerMore        // nil if the config fits the records
+	behaviour   *behaviour            // shared, not to be modified
+	order       uint64                // creation order, for stable listing
 
 	state      runtimeapi.ContainerState
 	exitCode   int32
@@ -98,7 +96,7 @@ func containerName(name string, attempt uint32, sb *sandbox) string {
 
 // String is c's reserved name (containerName), made when asked: for
 // messages and logs.
-func (c *container) String() string { return containerName(c.metaName, c.attempt, c.sb) }
+func (c *container) String() string { return containerName(c.metaName.Value(), c.attempt, c.sb) }
 
 // setResources records r (nil keeps nothing).
 func (c *container) setResources(r *runtimeapi.LinuxContainerResources) {
@@ -124,7 +122,7 @@ func (c *container) metadata() *runtimeapi.ContainerMetadata {
 	if c.more != nil && c.more.meta != nil {
 		return cloneMsg(c.more.meta)
 	}
-	return &runtimeapi.ContainerMetadata{Name: c.metaName, Attempt: c.attempt}
+	return &runtimeapi.ContainerMetadata{Name: c.metaName.Value(), Attempt: c.attempt}
 }
 
 // imageSpec is c's image spec as given.
@@ -132,7 +130,8 @@ func (c *container) imageSpec() *runtimeapi.ImageSpec {
 	if c.more != nil && c.more.image != nil {
 		return cloneMsg(c.more.image)
 	}
-	return &runtimeapi.ImageSpec{Image: c.image, UserSpecifiedImage: c.userImage}
+	rec := c.image.Value()
+	return &runtimeapi.ImageSpec{Image: rec.image, UserSpecifiedImage: rec.userSpecified}
 }
 
 // mountsCRI are c's mounts as given.
@@ -168,10 +167,11 @@ func (c *container) logPath() string {
 	if c.more != nil && c.more.logDir != "" {
 		dir = c.more.logDir
 	}
-	if dir == "" || c.logName == "" {
+	name := c.logName.Value()
+	if dir == "" || name == "" {
 		return ""
 	}
-	return filepath.Join(dir, c.logName)
+	return filepath.Join(dir, name)
 }
 
 func compareContainers(a, b *container) int {
@@ -241,6 +241,7 @@ func killPlan(at int64, why string) exitPlan {
 // containerd does: its tag and repo digest while the image is present,
 // else the spec and ID the container was created with.
 func (r *Runtime) containerStatusLocked(c *container) *runtimeapi.ContainerStatus {
+	rec := c.image.Value()
 	st := &runtimeapi.ContainerStatus{
 		Id:          c.id,
 		Metadata:    c.metadata(),
@@ -249,14 +250,14 @@ func (r *Runtime) containerStatusLocked(c *container) *runtimeapi.ContainerStatu
 		StartedAt:   c.startedAt,
 		FinishedAt:  c.finishedAt,
 		ExitCode:    c.exitCode,
-		ImageRef:    c.img.id,
+		ImageRef:    rec.img.id,
 		Reason:      c.reason,
 		Message:     c.message,
 		Labels:      c.labels.toMap(),
 		Annotations: c.annotations.toMap(),
 		Mounts:      c.mountsCRI(),
 		LogPath:     c.logPath(),
-		ImageId:     c.img.id,
+		ImageId:     rec.img.id,
 		StopSignal:  c.stopSignal,
 	}
 	if c.more != nil {
@@ -265,8 +266,8 @@ func (r *Runtime) containerStatusLocked(c *container) *runtimeapi.ContainerStatu
 	if res := c.linuxResources(); res != nil {
 		st.Resources = &runtimeapi.ContainerResources{Linux: res}
 	}
-	if img, ok := r.images.byID[c.img.id]; ok {
-		st.Image = &runtimeapi.ImageSpec{Image: img.displayName(), UserSpecifiedImage: c.userImage}
+	if img, ok := r.images.byID[rec.img.id]; ok {
+		st.Image = &runtimeapi.ImageSpec{Image: img.displayName(), UserSpecifiedImage: rec.userSpecified}
 		if c.more != nil && c.more.image != nil {
 			st.Image.Annotations = cloneMap(c.more.image.Annotations)
 			st.Image.RuntimeHandler = c.more.image.RuntimeHandler
@@ -280,17 +281,18 @@ func (r *Runtime) containerStatusLocked(c *container) *runtimeapi.ContainerStatu
 
 // toCRI is c's entry in ListContainers.
 func (c *container) toCRI() *runtimeapi.Container {
+	id := c.image.Value().img.id
 	return &runtimeapi.Container{
 		Id:           c.id,
 		PodSandboxId: c.sb.id,
 		Metadata:     c.metadata(),
 		Image:        c.imageSpec(),
-		ImageRef:     c.img.id,
+		ImageRef:     id,
 		State:        c.state,
 		CreatedAt:    c.createdAt,
 		Labels:       c.labels.toMap(),
 		Annotations:  c.annotations.toMap(),
-		ImageId:      c.img.id,
+		ImageId:      id,
 	}
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"unique"
 
 	"go.uber.org/zap"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -58,22 +59,17 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 	c := &container{
 		id:          r.newID(),
 		sb:          sb,
-		metaName:    meta.GetName(),
+		metaName:    unique.Make(meta.GetName()),
 		attempt:     meta.GetAttempt(),
 		stopSignal:  cfg.GetStopSignal(),
-		image:       spec.GetImage(),
-		userImage:   spec.GetUserSpecifiedImage(),
-		img:         img,
+		image:       unique.Make(imageRecord{image: spec.GetImage(), userSpecified: spec.GetUserSpecifiedImage(), img: img}),
 		labels:      r.keySets.newPairs(cfg.GetLabels()),
 		annotations: r.keySets.newPairs(cfg.GetAnnotations()),
-		logName:     cfg.GetLogPath(),
+		logName:     unique.Make(cfg.GetLogPath()),
 		behaviour:   b,
 		state:       runtimeapi.ContainerState_CONTAINER_CREATED,
 		createdAt:   r.now(),
 		order:       r.nextOrder(),
-	}
-	if c.userImage == c.image {
-		c.userImage = c.image // one string, not two
 	}
 	if logDir := req.GetSandboxConfig().GetLogDirectory(); logDir != "" && logDir != sb.logDir {
 		c.moreOf().logDir = logDir

@@ -131,6 +131,15 @@ func (r resources) toCRI() *runtimeapi.LinuxContainerResources {
 	}
 }
 
+// imageRecord is a container's image spec (its image and user-specified
+// image; the whole spec is in containerMore when it has more) and the
+// image it resolved to. Containers of one image spec share it
+// (unique.Handle).
+type imageRecord struct {
+	image, userSpecified string
+	img                  *image // gone from the store once removed
+}
+
 // plainImageSpec reports whether spec has nothing but an image and a
 // user-specified image.
 func plainImageSpec(spec *runtimeapi.ImageSpec) bool {

@@ -64,7 +64,7 @@ func (sb *sandbox) podUID() string {
 // nil.
 func (sb *sandbox) containerNamed(name string, attempt uint32) *container {
 	for _, c := range sb.containers {
-		if c.metaName == name && c.attempt == attempt {
+		if c.metaName.Value() == name && c.attempt == attempt {
 			return c
 		}
 	}
