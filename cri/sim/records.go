@@ -16,16 +16,18 @@ import (
 // itself or in one small allocation; a message with anything more (a
 // field rarely set, or fields unknown to this cri-api from a newer
 // client) is kept whole instead, as a copy (containerMore, sandboxMore).
-// Either way, a response rebuilds exactly the message given
-// (TestResponsesGiveBackConfigs checks each field); a field added to one
-// of these messages must be added to its record or to its "more" test.
+// Values that repeat across pods (resources, image specs, names) are
+// shared (unique.Handle). Either way, a response rebuilds exactly the
+// message given: TestResponsesGiveBackConfigs sets each field of these
+// messages in turn, so a field a newer cri-api adds fails it until its
+// record holds it or the message is kept whole when it is set.
 
 // hasUnknown reports whether m, not nil, has fields unknown to this
 // cri-api.
 func hasUnknown(m proto.Message) bool { return len(m.ProtoReflect().GetUnknown()) > 0 }
 
-// sandboxMeta is a PodSandboxMetadata. It is also the key that reserves
-// the sandbox's name.
+// sandboxMeta is a PodSandboxMetadata. Sandboxes of equal metadata would
+// have the same name (Runtime.sandboxNamedLocked).
 type sandboxMeta struct {
 	name, uid, namespace string
 	attempt              uint32
