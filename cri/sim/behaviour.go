@@ -61,8 +61,9 @@ const (
 	reasonError     = "Error"
 )
 
-// behaviour is what a container's SIM_* variables script. Small on
-// purpose: one per container.
+// behaviour is what a container's SIM_* variables script. It never
+// changes after CreateContainer, and containers without SIM_* variables
+// share one (defaultBehaviour).
 type behaviour struct {
 	exitAfter    time.Duration
 	exits        bool // EnvExitAfter was set
@@ -73,14 +74,15 @@ type behaviour struct {
 	execExitCode int32
 	serve        serveSpec // EnvHTTPPort and friends
 	catFiles     []string  // EnvCatFiles
-
-	// served is runtime state, not script: the listeners of a running
-	// container (nil if none). Guarded by Runtime.mu.
-	served *probeServer
 }
 
-func parseBehaviour(envs []*runtimeapi.KeyValue) (behaviour, error) {
+// defaultBehaviour is the behaviour of a container without SIM_*
+// variables: it runs until stopped, and ends at once with exit code 0.
+var defaultBehaviour = behaviour{exitReason: reasonCompleted, serve: serveSpec{httpStatus: 200}}
+
+func parseBehaviour(envs []*runtimeapi.KeyValue) (*behaviour, error) {
 	var b behaviour
+	scripted := false
 	for _, kv := range envs {
 		var err error
 		v := string(kv.GetValue())
@@ -110,10 +112,16 @@ func parseBehaviour(envs []*runtimeapi.KeyValue) (behaviour, error) {
 			b.serve.statusFile = v
 		case EnvCatFiles:
 			b.catFiles, err = parseCatFiles(v)
+		default:
+			continue
 		}
 		if err != nil {
-			return b, err
+			return nil, err
 		}
+		scripted = true
+	}
+	if !scripted {
+		return &defaultBehaviour, nil
 	}
 	if b.exitReason == "" {
 		b.exitReason = reasonFor(b.exitCode)
@@ -122,9 +130,9 @@ func parseBehaviour(envs []*runtimeapi.KeyValue) (behaviour, error) {
 		b.serve.httpStatus = 200
 	}
 	if b.serve.httpPort != 0 && b.serve.httpPort == b.serve.tcpPort {
-		return b, newErr(ErrInvalidArgument, "env %s and %s are both %d", EnvHTTPPort, EnvTCPPort, b.serve.httpPort)
+		return nil, newErr(ErrInvalidArgument, "env %s and %s are both %d", EnvHTTPPort, EnvTCPPort, b.serve.httpPort)
 	}
-	return b, nil
+	return &b, nil
 }
 
 func parseDuration(key, v string) (time.Duration, error) {

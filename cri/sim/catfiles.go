@@ -45,13 +45,15 @@ func parseCatFiles(v string) ([]string, error) {
 // EnvCatFiles). A log that cannot be written is the process's problem, not
 // StartContainer's: it is left unwritten.
 func (r *Runtime) catFilesLocked(c *container) {
-	if len(c.behaviour.catFiles) == 0 || c.logPath == "" {
+	logPath := c.logPath()
+	if len(c.behaviour.catFiles) == 0 || logPath == "" {
 		return
 	}
+	mounts := c.mountsCRI()
 	ts := time.Unix(0, r.now()).UTC().Format(time.RFC3339Nano)
 	var out bytes.Buffer
 	for _, p := range c.behaviour.catFiles {
-		data, err := readThroughMounts(c.mounts, p)
+		data, err := readThroughMounts(mounts, p)
 		if err != nil {
 			fmt.Fprintf(&out, "%s stderr F cat: %s: %v\n", ts, p, err)
 			continue
@@ -62,10 +64,10 @@ func (r *Runtime) catFilesLocked(c *container) {
 			fmt.Fprintf(&out, "%s stdout F %s\n", ts, sc.Text())
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(c.logPath), 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o750); err != nil {
 		return
 	}
-	f, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
 		return
 	}

@@ -2,7 +2,7 @@ package sim
 
 import (
 	"context"
-	"path/filepath"
+	"unique"
 
 	"go.uber.org/zap"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -40,54 +40,61 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 	if !ok {
 		return nil, newErr(ErrNotFound, "CreateContainer %q: sandbox %q not found", meta.GetName(), req.GetPodSandboxId())
 	}
-	name := containerName(meta, sb)
+	name := func() string { return containerName(meta.GetName(), meta.GetAttempt(), sb) } // for errors only
 	if !sb.ready {
 		if !sb.rebooted { // a reboot the client had no way to see yet is no misuse
-			r.violationLocked("CreateContainer %s: sandbox %q is NOTREADY", name, sb.id)
+			r.violationLocked("CreateContainer %s: sandbox %q is NOTREADY", name(), sb.id)
 		}
-		return nil, newErr(ErrFailedPrecondition, "CreateContainer %s: sandbox %q is not ready", name, sb.id)
+		return nil, newErr(ErrFailedPrecondition, "CreateContainer %s: sandbox %q is not ready", name(), sb.id)
 	}
 	img := r.images.resolve(cfg.GetImage().GetImage())
 	if img == nil {
-		return nil, newErr(ErrNotFound, "CreateContainer %s: image %q not present, pull it first", name, cfg.GetImage().GetImage())
+		return nil, newErr(ErrNotFound, "CreateContainer %s: image %q not present, pull it first", name(), cfg.GetImage().GetImage())
 	}
-	if owner, ok := r.names[name]; ok {
-		return nil, newErr(ErrAlreadyExists, "CreateContainer: container name %q is reserved for container %q", name, owner)
+	if owner := sb.containerNamed(meta.GetName(), meta.GetAttempt()); owner != nil {
+		return nil, newErr(ErrAlreadyExists, "CreateContainer: container name %q is reserved for container %q", name(), owner.id)
 	}
 
-	logDir := req.GetSandboxConfig().GetLogDirectory()
-	if logDir == "" {
-		logDir = sb.logDir
-	}
+	spec := cfg.GetImage()
 	c := &container{
 		id:          r.newID(),
 		sb:          sb,
-		name:        name,
-		meta:        cloneMsg(meta),
-		image:       cloneMsg(cfg.GetImage()),
-		imageID:     img.id,
-		labels:      newPairs(cfg.GetLabels()),
-		annotations: newPairs(cfg.GetAnnotations()),
-		mounts:      cloneMsgs(cfg.GetMounts()),
-		user:        containerUser(cfg.GetLinux().GetSecurityContext()),
+		metaName:    unique.Make(meta.GetName()),
+		attempt:     meta.GetAttempt(),
 		stopSignal:  cfg.GetStopSignal(),
+		image:       unique.Make(imageRecord{image: spec.GetImage(), userSpecified: spec.GetUserSpecifiedImage(), img: img}),
+		labels:      r.keySets.newPairs(cfg.GetLabels()),
+		annotations: r.keySets.newPairs(cfg.GetAnnotations()),
+		logName:     unique.Make(cfg.GetLogPath()),
 		behaviour:   b,
 		state:       runtimeapi.ContainerState_CONTAINER_CREATED,
 		createdAt:   r.now(),
 		order:       r.nextOrder(),
-		resources:   cloneMsg(cfg.GetLinux().GetResources()),
 	}
-	if logDir != "" && cfg.GetLogPath() != "" {
-		c.logPath = filepath.Join(logDir, cfg.GetLogPath())
+	if logDir := req.GetSandboxConfig().GetLogDirectory(); logDir != "" && logDir != sb.logDir {
+		c.moreOf().logDir = logDir
 	}
+	if hasUnknown(meta) {
+		c.moreOf().meta = cloneMsg(meta)
+	}
+	if !plainImageSpec(spec) {
+		c.moreOf().image = cloneMsg(spec)
+	}
+	var mounts []*runtimeapi.Mount
+	if c.mounts, mounts = newMounts(cfg.GetMounts()); mounts != nil {
+		c.moreOf().mounts = mounts
+	}
+	if user := containerUser(cfg.GetLinux().GetSecurityContext()); user != nil {
+		c.moreOf().user = user
+	}
+	c.setResources(cfg.GetLinux().GetResources())
 	if err := r.setUsageFromEnvLocked(c, cfg.GetEnvs()); err != nil {
-		return nil, newErr(ErrInvalidArgument, "CreateContainer %s: %v", name, err)
+		return nil, newErr(ErrInvalidArgument, "CreateContainer %s: %v", name(), err)
 	}
 	r.containers[c.id] = c
 	r.containersByPod.add(c.labels, c)
 	sb.containers = append(sb.containers, c)
-	r.names[name] = c.id
-	r.log.Debug("container created", zap.String("container", c.id), zap.String("name", name))
+	r.log.Debug("container created", zap.String("container", c.id), zap.Stringer("name", c))
 	r.emitLocked(c.id, sb, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
 	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil
 }

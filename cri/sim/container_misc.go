@@ -20,7 +20,7 @@ func (r *Runtime) UpdateContainerResources(ctx context.Context, req *runtimeapi.
 		return nil, newErr(ErrNotFound, "UpdateContainerResources: container %q not found", req.GetContainerId())
 	}
 	if req.GetLinux() != nil {
-		c.resources = cloneMsg(req.GetLinux())
+		c.setResources(req.GetLinux())
 	}
 	return &runtimeapi.UpdateContainerResourcesResponse{}, nil
 }
@@ -39,8 +39,8 @@ func (r *Runtime) ReopenContainerLog(ctx context.Context, req *runtimeapi.Reopen
 	}
 	// As a runtime reopening a rotated log: a new (here empty) file at the
 	// container's log path.
-	if c.logPath != "" {
-		f, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if logPath := c.logPath(); logPath != "" {
+		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 		if err != nil {
 			return nil, newErr(ErrFailedPrecondition, "ReopenContainerLog %s: %v", c.id, err)
 		}
@@ -63,7 +63,7 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 		return nil, newErr(ErrNotFound, "ExecSync: container %q not found", req.GetContainerId())
 	}
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-		return nil, newErr(ErrFailedPrecondition, "ExecSync %s (%s): container is in state %s, not running", c.name, c.id, c.state)
+		return nil, newErr(ErrFailedPrecondition, "ExecSync %s (%s): container is in state %s, not running", c, c.id, c.state)
 	}
 	return &runtimeapi.ExecSyncResponse{Stdout: []byte{}, Stderr: []byte{}, ExitCode: c.behaviour.execExitCode}, nil
 }

@@ -28,7 +28,7 @@ func (r *Runtime) ContainerStatus(ctx context.Context, req *runtimeapi.Container
 		m := map[string]any{
 			"simulated":    true,
 			"sandboxID":    c.sb.id,
-			"name":         c.name,
+			"name":         c.String(),
 			"stopExitCode": b.stopExitCode,
 			"stopDelay":    b.stopDelay.String(),
 			"execExitCode": b.execExitCode,

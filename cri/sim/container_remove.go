@@ -37,7 +37,6 @@ func (r *Runtime) removeContainerLocked(c *container) {
 	if i := slices.Index(c.sb.containers, c); i >= 0 {
 		c.sb.containers = slices.Delete(c.sb.containers, i, i+1) // zeroes the freed slot
 	}
-	delete(r.names, c.name)
-	r.log.Debug("container removed", zap.String("container", c.id), zap.String("name", c.name))
+	r.log.Debug("container removed", zap.String("container", c.id), zap.Stringer("name", c))
 	r.emitLocked(c.id, c.sb, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
 }

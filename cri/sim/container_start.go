@@ -26,21 +26,21 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 		return nil, newErr(ErrNotFound, "StartContainer: container %q not found", req.GetContainerId())
 	}
 	if c.state != runtimeapi.ContainerState_CONTAINER_CREATED {
-		r.violationLocked("StartContainer %s (%s): container is %s, not CREATED", c.name, c.id, c.state)
+		r.violationLocked("StartContainer %s (%s): container is %s, not CREATED", c, c.id, c.state)
 		return nil, newErr(ErrFailedPrecondition, "StartContainer %s (%s): container is in state %s; only a CREATED container can be started",
-			c.name, c.id, c.state)
+			c, c.id, c.state)
 	}
 	if !c.sb.ready {
 		if !c.sb.rebooted {
-			r.violationLocked("StartContainer %s (%s): sandbox %q is NOTREADY", c.name, c.id, c.sb.id)
+			r.violationLocked("StartContainer %s (%s): sandbox %q is NOTREADY", c, c.id, c.sb.id)
 		}
-		return nil, newErr(ErrFailedPrecondition, "StartContainer %s (%s): sandbox %q is not ready", c.name, c.id, c.sb.id)
+		return nil, newErr(ErrFailedPrecondition, "StartContainer %s (%s): sandbox %q is not ready", c, c.id, c.sb.id)
 	}
 	now := r.now()
 	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
 	c.startedAt = now
 	r.running++
-	r.log.Debug("container started", zap.String("container", c.id), zap.String("name", c.name))
+	r.log.Debug("container started", zap.String("container", c.id), zap.Stringer("name", c))
 	r.emitLocked(c.id, c.sb, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	r.catFilesLocked(c) // SIM_CAT_FILES
 

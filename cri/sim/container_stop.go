@@ -54,10 +54,7 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 		unlock()
 		return &runtimeapi.StopContainerResponse{}, nil
 	}
-	if c.exited == nil {
-		c.exited = make(chan struct{})
-	}
-	exited := c.exited
+	exited := c.exitedChan()
 	unlock()
 
 	select {
@@ -67,8 +64,8 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 		r.mu.Unlock()
 		return &runtimeapi.StopContainerResponse{}, nil
 	case <-r.events.done():
-		return nil, newErr(ErrClosed, "StopContainer %s (%s): simulated runtime closed while stopping", c.name, c.id)
+		return nil, newErr(ErrClosed, "StopContainer %s (%s): simulated runtime closed while stopping", c, c.id)
 	case <-ctx.Done():
-		return nil, fmt.Errorf("sim: StopContainer %s (%s): gave up waiting for the exit: %w", c.name, c.id, ctx.Err())
+		return nil, fmt.Errorf("sim: StopContainer %s (%s): gave up waiting for the exit: %w", c, c.id, ctx.Err())
 	}
 }

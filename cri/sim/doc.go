@@ -3,9 +3,11 @@
 // (k8s.io/cri-api), for simulation harnesses with many simulated nodes in
 // one process (in the spirit of KWOK and kubemark) and for crash testing
 // actorlet. It is not a mock: it keeps CRI semantics, records misuse, and
-// costs a few KB of heap and no goroutine per pod (its records of the
-// sandbox and container, as the requests gave them: test/bench's
-// BenchmarkMemoryPerPod reports its share).
+// costs about 1.4 KB of heap and no goroutine per running pod of one
+// container: its records of the sandbox and the container, which hold
+// what the requests gave as plain values, not as the requests' messages
+// (see records.go; BenchmarkHeapPerPod measures it, and test/bench's
+// BenchmarkMemoryPerPod reports its share of an agent's pods).
 //
 // # Use
 //

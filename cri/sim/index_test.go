@@ -27,9 +27,10 @@ const testLabelManaged = "io.actorlet.managed"
 type indexModel struct {
 	rt                      *Runtime
 	ctx                     context.Context
-	n                       int      // names created so far
-	sandboxIDs, ctrIDs      []string // live
-	goneSandboxes, goneCtrs []string // removed
+	n                       int                              // names created so far
+	sandboxIDs, ctrIDs      []string                         // live
+	goneSandboxes, goneCtrs []string                         // removed
+	metas                   []*runtimeapi.PodSandboxMetadata // of every sandbox run
 }
 
 // drawLabels returns labels with each key of pools present or not, its
@@ -49,8 +50,12 @@ func (m *indexModel) runSandbox(t *rapid.T) {
 	labels := drawLabels(t, "sandbox", map[string][]string{
 		LabelPodUID: testPodUIDs, "app": testAppLabels, testLabelManaged: {"true"},
 	})
+	uid := labels[LabelPodUID] // as the kubelet's, mostly
+	if rapid.Bool().Draw(t, "metadata uid of its own") {
+		uid = rapid.SampledFrom(testPodUIDs).Draw(t, "metadata uid")
+	}
 	cfg := &runtimeapi.PodSandboxConfig{
-		Metadata: &runtimeapi.PodSandboxMetadata{Name: fmt.Sprintf("p%d", m.n), Namespace: "default", Uid: labels[LabelPodUID]},
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: fmt.Sprintf("p%d", m.n), Namespace: "default", Uid: uid},
 		Labels:   labels,
 	}
 	resp, err := m.rt.RunPodSandbox(m.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
@@ -58,6 +63,34 @@ func (m *indexModel) runSandbox(t *rapid.T) {
 		t.Fatalf("RunPodSandbox: %v", err)
 	}
 	m.sandboxIDs = append(m.sandboxIDs, resp.PodSandboxId)
+	m.metas = append(m.metas, cfg.Metadata)
+}
+
+// rerunSandbox runs a sandbox with the metadata of one run before, with
+// other labels: refused (AlreadyExists) while that one exists.
+func (m *indexModel) rerunSandbox(t *rapid.T) {
+	if len(m.metas) == 0 {
+		t.Skip("no sandbox run yet")
+	}
+	meta := rapid.SampledFrom(m.metas).Draw(t, "metadata")
+	labels := drawLabels(t, "sandbox", map[string][]string{LabelPodUID: testPodUIDs})
+	m.rt.mu.Lock()
+	var owner string
+	for id, sb := range m.rt.sandboxes {
+		if sb.meta == newSandboxMeta(meta) {
+			owner = id
+		}
+	}
+	m.rt.mu.Unlock()
+	resp, err := m.rt.RunPodSandbox(m.ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{Metadata: meta, Labels: labels}})
+	switch {
+	case owner != "" && !errors.Is(err, ErrAlreadyExists):
+		t.Fatalf("RunPodSandbox with the metadata of live sandbox %s: %v, want AlreadyExists", owner, err)
+	case owner == "" && err != nil:
+		t.Fatalf("RunPodSandbox with the metadata of a removed sandbox: %v", err)
+	case err == nil:
+		m.sandboxIDs = append(m.sandboxIDs, resp.PodSandboxId)
+	}
 }
 
 func (m *indexModel) createContainer(t *rapid.T) {
@@ -286,6 +319,52 @@ func (m *indexModel) checkIndex(t *rapid.T) {
 	defer m.rt.mu.Unlock()
 	checkLabelIndex(t, "sandbox", m.rt.sandboxesByPod, m.rt.sandboxes, func(sb *sandbox) (map[string]string, uint64) { return sb.labels.toMap(), sb.order })
 	checkLabelIndex(t, "container", m.rt.containersByPod, m.rt.containers, func(c *container) (map[string]string, uint64) { return c.labels.toMap(), c.order })
+	checkSandboxesByUID(t, m.rt)
+}
+
+// checkSandboxesByUID checks that sandboxesByUID holds exactly the live
+// sandboxes that sandboxesByPod does not find under their metadata uid,
+// and that the names and READY counts found through both are a scan's.
+func checkSandboxesByUID(t *rapid.T, rt *Runtime) {
+	want := map[string]int{}
+	ready := map[string]int{}
+	for _, sb := range rt.sandboxes {
+		if v, ok := sb.labels.get(LabelPodUID); !ok || v != sb.meta.uid {
+			want[sb.meta.uid]++
+		}
+		if sb.ready {
+			ready[sb.podUID()]++
+		}
+		if owner := rt.sandboxNamedLocked(sb.meta); owner != sb {
+			t.Fatalf("the name of sandbox %s is held by %v", sb.id, owner)
+		}
+	}
+	for uid, objs := range rt.sandboxesByUID {
+		if len(objs) == 0 || len(objs) != want[uid] {
+			t.Fatalf("sandboxesByUID has %d sandboxes for %q, want %d", len(objs), uid, want[uid])
+		}
+		delete(want, uid)
+	}
+	if len(want) > 0 {
+		t.Fatalf("sandboxesByUID misses uids %v", want)
+	}
+	for _, uid := range testPodUIDs {
+		if got := rt.readyOfPodLocked(uid); got != ready[uid] {
+			t.Fatalf("pod UID %q: %d READY sandboxes found, %d by a scan", uid, got, ready[uid])
+		}
+	}
+}
+
+// entries are ix's values and objects, in one map.
+func (ix labelIndex[T]) entries() map[string][]T {
+	m := maps.Clone(ix.many)
+	for v, o := range ix.one {
+		if _, dup := m[v]; dup {
+			panic(fmt.Sprintf("value %q both in one and many", v))
+		}
+		m[v] = []T{o}
+	}
+	return m
 }
 
 func checkLabelIndex[T comparable](t *rapid.T, what string, ix labelIndex[T], live map[string]T, attrs func(T) (map[string]string, uint64)) {
@@ -296,7 +375,7 @@ func checkLabelIndex[T comparable](t *rapid.T, what string, ix labelIndex[T], li
 			want[v]++
 		}
 	}
-	for v, objs := range ix.m {
+	for v, objs := range ix.entries() {
 		if len(objs) == 0 {
 			t.Fatalf("%s index keeps an empty entry for %q", what, v)
 		}
@@ -337,6 +416,7 @@ func TestListIndexAgreesWithScan(t *testing.T) {
 		}
 		t.Repeat(map[string]func(*rapid.T){
 			"runSandbox":      m.runSandbox,
+			"rerunSandbox":    m.rerunSandbox,
 			"createContainer": m.createContainer,
 			"startContainer":  m.startContainer,
 			"stopSandbox":     m.stopSandbox,

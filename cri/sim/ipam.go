@@ -10,19 +10,50 @@ import (
 // rest of the pool was used (as host-local IPAM does), which keeps
 // stale-IP bugs in clients visible. Not safe for concurrent use; the
 // Runtime's mutex guards it.
+//
+// Addresses in use are bits of pages of 4,096 addresses, kept while one
+// of theirs is in use: with next-fit, a node's pods take few pages, and
+// an address costs a bit, not a map entry.
 type ipam struct {
 	prefix netip.Prefix
 	first  uint64 // offset of the first usable address
 	size   uint64 // number of usable addresses
 	cursor uint64 // next offset to try, relative to first
-	used   map[netip.Addr]struct{}
+	used   map[ipPage]*[ipPageWords]uint64
+	n      int // addresses in use
+}
+
+// ipPage is an address without its last ipPageBits bits: a page.
+type ipPage struct {
+	hi  [16]byte
+	is4 bool // an IPv4 address, not one mapped into IPv6
+}
+
+const (
+	ipPageBits  = 12
+	ipPageWords = 1 << ipPageBits / 64
+)
+
+// ipBit is a's page and the number of its bit there.
+func ipBit(a netip.Addr) (ipPage, uint) {
+	b := a.As16()
+	bit := uint(b[14]&0x0f)<<8 | uint(b[15])
+	b[14], b[15] = b[14]&0xf0, 0
+	return ipPage{hi: b, is4: a.Is4()}, bit
+}
+
+// isUsed reports whether a is in use.
+func (p *ipam) isUsed(a netip.Addr) bool {
+	pg, bit := ipBit(a)
+	words := p.used[pg]
+	return words != nil && words[bit/64]&(1<<(bit%64)) != 0
 }
 
 // maxPoolSize bounds the pool of huge (IPv6) prefixes; it is never reached.
 const maxPoolSize = 1 << 32
 
 func newIPAM(prefix netip.Prefix) (*ipam, error) {
-	p := &ipam{used: make(map[netip.Addr]struct{})}
+	p := &ipam{used: make(map[ipPage]*[ipPageWords]uint64)}
 	if err := p.reset(prefix); err != nil {
 		return nil, err
 	}
@@ -55,8 +86,15 @@ func (p *ipam) allocate() (netip.Addr, error) {
 	for i := uint64(0); i < p.size; i++ {
 		off := (p.cursor + i) % p.size
 		a := addrAdd(p.prefix.Addr(), p.first+off)
-		if _, taken := p.used[a]; !taken {
-			p.used[a] = struct{}{}
+		if !p.isUsed(a) {
+			pg, bit := ipBit(a)
+			words := p.used[pg]
+			if words == nil {
+				words = new([ipPageWords]uint64)
+				p.used[pg] = words
+			}
+			words[bit/64] |= 1 << (bit % 64)
+			p.n++
 			p.cursor = (off + 1) % p.size
 			return a, nil
 		}
@@ -65,10 +103,21 @@ func (p *ipam) allocate() (netip.Addr, error) {
 }
 
 // release frees a; releasing a free address is a no-op.
-func (p *ipam) release(a netip.Addr) { delete(p.used, a) }
+func (p *ipam) release(a netip.Addr) {
+	if !p.isUsed(a) {
+		return
+	}
+	pg, bit := ipBit(a)
+	words := p.used[pg]
+	words[bit/64] &^= 1 << (bit % 64)
+	p.n--
+	if *words == ([ipPageWords]uint64{}) {
+		delete(p.used, pg)
+	}
+}
 
 // inUse is the number of allocated addresses.
-func (p *ipam) inUse() int { return len(p.used) }
+func (p *ipam) inUse() int { return p.n }
 
 // addrAdd returns base+off, treating the address as a big-endian integer.
 func addrAdd(base netip.Addr, off uint64) netip.Addr {

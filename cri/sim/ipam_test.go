@@ -2,11 +2,14 @@ package sim
 
 import (
 	"errors"
+	mbits "math/bits"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"pgregory.net/rapid"
 )
 
 // TestPodIPAllocation: unique usable addresses, ResourceExhausted when
@@ -140,4 +143,89 @@ func TestUpdateRuntimeConfigPodCIDR(t *testing.T) {
 	_, err = rt.UpdateRuntimeConfig(ctx, &runtimeapi.UpdateRuntimeConfigRequest{RuntimeConfig: &runtimeapi.RuntimeConfig{
 		NetworkConfig: &runtimeapi.NetworkConfig{PodCidr: "bogus"}}})
 	wantCode(t, err, codes.InvalidArgument, "UpdateRuntimeConfig with a bad CIDR")
+}
+
+// The pages of used addresses agree with a set of addresses through
+// random allocations, releases and prefix changes, over page boundaries,
+// for IPv4 and IPv6; emptied pages go.
+func TestIPAMPagesAgreeWithASet(t *testing.T) {
+	prefixes := []netip.Prefix{
+		netip.MustParsePrefix("10.0.0.0/19"), // two pages
+		netip.MustParsePrefix("10.0.15.0/24"),
+		netip.MustParsePrefix("fd00::/115"),
+		netip.MustParsePrefix("::ffff:10.0.0.0/115"), // v4-mapped: not the IPv4 addresses
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		p, err := newIPAM(prefixes[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := map[netip.Addr]bool{}
+		var held []netip.Addr
+		t.Repeat(map[string]func(*rapid.T){
+			"allocate": func(t *rapid.T) {
+				for range rapid.IntRange(1, 3000).Draw(t, "n") {
+					a, err := p.allocate()
+					if err != nil {
+						return // full
+					}
+					if set[a] {
+						t.Fatalf("%v handed out twice", a)
+					}
+					set[a] = true
+					held = append(held, a)
+				}
+			},
+			"release": func(t *rapid.T) {
+				if len(held) == 0 {
+					t.Skip("none held")
+				}
+				i := rapid.IntRange(0, len(held)-1).Draw(t, "i")
+				for _, a := range held[i:] {
+					p.release(a)
+					delete(set, a)
+				}
+				held = held[:i]
+			},
+			"releaseAny": func(t *rapid.T) {
+				p.release(netip.MustParseAddr("10.0.31.250"))
+				delete(set, netip.MustParseAddr("10.0.31.250"))
+				held = slices.DeleteFunc(held, func(a netip.Addr) bool { return !set[a] })
+			},
+			"reset": func(t *rapid.T) {
+				if err := p.reset(rapid.SampledFrom(prefixes).Draw(t, "prefix")); err != nil {
+					t.Fatal(err)
+				}
+			},
+			"": func(t *rapid.T) {
+				if p.inUse() != len(set) {
+					t.Fatalf("%d in use, want %d", p.inUse(), len(set))
+				}
+				for a := range set {
+					if !p.isUsed(a) {
+						t.Fatalf("%v not in use", a)
+					}
+					// Neither its neighbours nor its IPv4/IPv4-mapped twin
+					// are, unless handed out.
+					for _, b := range []netip.Addr{a.Next(), a.Prev(), a.Unmap(), netip.AddrFrom16(a.As16())} {
+						if b.IsValid() && !set[b] && p.isUsed(b) {
+							t.Fatalf("%v in use with %v, never handed out", b, a)
+						}
+					}
+				}
+				bits := 0
+				for pg, words := range p.used {
+					if *words == ([ipPageWords]uint64{}) {
+						t.Fatalf("empty page %v kept", pg)
+					}
+					for _, w := range words {
+						bits += mbits.OnesCount64(w)
+					}
+				}
+				if bits != len(set) {
+					t.Fatalf("%d bits set, want %d", bits, len(set))
+				}
+			},
+		})
+	})
 }

@@ -66,11 +66,11 @@ func (ps *probeServer) close() {
 // be held.
 func (r *Runtime) serveLocked(c *container) {
 	spec := c.behaviour.serve
-	if !spec.any() || c.behaviour.served != nil {
+	if !spec.any() || c.served() != nil {
 		return
 	}
 	ip := c.sb.ip
-	log := r.log.With(zap.String("container", c.id), zap.String("name", c.name), zap.Stringer("ip", ip))
+	log := r.log.With(zap.String("container", c.id), zap.Stringer("name", c), zap.Stringer("ip", ip))
 	if !ip.IsLoopback() {
 		log.Info("SIM_HTTP_PORT/SIM_TCP_PORT ignored: the pod IP is not a loopback address (use a PodCIDR in 127.0.0.0/8)")
 		return
@@ -106,11 +106,8 @@ func (r *Runtime) serveLocked(c *container) {
 	if ps.http == nil && ps.tcp == nil {
 		return
 	}
-	c.behaviour.served = ps
-	if c.exited == nil {
-		c.exited = make(chan struct{})
-	}
-	exited, closed := c.exited, r.events.done()
+	exited, closed := c.exitedChan(), r.events.done()
+	c.waits.served = ps
 	go func() {
 		select {
 		case <-exited:
@@ -166,9 +163,9 @@ func httpStatus(spec serveSpec, ps *probeServer) int {
 
 // stopServingLocked closes c's ports, if open. r.mu must be held.
 func (r *Runtime) stopServingLocked(c *container) {
-	if ps := c.behaviour.served; ps != nil {
+	if ps := c.served(); ps != nil {
 		ps.close()
-		c.behaviour.served = nil
+		c.waits.served = nil
 	}
 }
 
@@ -198,9 +195,9 @@ func (r *Runtime) SetHTTPStatus(containerID string, code int) error {
 	if !ok {
 		return newErr(ErrNotFound, "SetHTTPStatus: container %q not found", containerID)
 	}
-	ps := c.behaviour.served
+	ps := c.served()
 	if ps == nil || ps.http == nil {
-		return newErr(ErrFailedPrecondition, "SetHTTPStatus %s (%s): container is not serving HTTP", c.name, c.id)
+		return newErr(ErrFailedPrecondition, "SetHTTPStatus %s (%s): container is not serving HTTP", c, c.id)
 	}
 	ps.status.Store(int32(code))
 	return nil

@@ -178,7 +178,7 @@ func TestProbeServeIgnoredOffLoopback(t *testing.T) {
 		t.Fatalf("state %v", st.State)
 	}
 	rt.mu.Lock()
-	served := rt.containers[id].behaviour.served
+	served := rt.containers[id].served()
 	rt.mu.Unlock()
 	if served != nil {
 		t.Fatal("ports opened for a non-loopback pod IP")

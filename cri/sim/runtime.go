@@ -57,11 +57,12 @@ type Runtime struct {
 	containers      map[string]*container
 	sandboxesByPod  labelIndex[*sandbox]   // by label LabelPodUID
 	containersByPod labelIndex[*container] // by label LabelPodUID
-	names           map[string]string      // reserved sandbox/container name -> id
-	readyByPod      map[string]int         // pod UID -> READY sandboxes
+	sandboxesByUID  map[string][]*sandbox  // by metadata uid, if not found so by sandboxesByPod (sandbox_pods.go)
+	readySandboxes  int
 	running         int
 	created         uint64 // objects ever created; gives their order
 	ipam            *ipam
+	keySets         *keySets // of labels and annotations
 	images          *imageStore
 	violations      []string
 	violationCount  int
@@ -92,9 +93,9 @@ func New(opts Options) (*Runtime, error) {
 		containers:      make(map[string]*container),
 		sandboxesByPod:  newLabelIndex[*sandbox](LabelPodUID),
 		containersByPod: newLabelIndex[*container](LabelPodUID),
-		names:           make(map[string]string),
-		readyByPod:      make(map[string]int),
+		sandboxesByUID:  make(map[string][]*sandbox),
 		ipam:            pool,
+		keySets:         newKeySets(),
 		images:          newImageStore(),
 	}
 	for _, h := range opts.RuntimeHandlers {
@@ -274,8 +275,6 @@ func (r *Runtime) infoLocked() Info {
 	if in.Violations == nil {
 		in.Violations = []string{}
 	}
-	for _, n := range r.readyByPod {
-		in.ReadySandboxes += n
-	}
+	in.ReadySandboxes = r.readySandboxes
 	return in
 }

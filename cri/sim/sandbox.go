@@ -19,20 +19,20 @@ const (
 
 // sandbox is one pod sandbox. Fields other than ready, rebooted, ipPooled
 // and containers never change after RunPodSandbox. Guarded by Runtime.mu.
+// Its config is kept as records (see records.go): what PodSandboxStatus
+// and ListPodSandbox give back is rebuilt from them.
 type sandbox struct {
 	id          string
-	name        string // reserved name, derived from the metadata
-	podUID      string
-	meta        *runtimeapi.PodSandboxMetadata
+	meta        sandboxMeta // reserves the sandbox's name (String)
 	labels      pairs
 	annotations pairs
-	handler     string
 	logDir      string
 	createdAt   int64
-	order       uint64 // creation order, for stable listing
-	ns          *runtimeapi.NamespaceOption
-	ip          netip.Addr // reported IP: a pool address or the host IP
-	ipPooled    bool       // ip is held in the pool (until StopPodSandbox)
+	order       uint64       // creation order, for stable listing
+	more        *sandboxMore // nil if the config fits the records
+	ip          netip.Addr   // reported IP: a pool address or the host IP
+	ns          nsModes      // unless more.ns
+	ipPooled    bool         // ip is held in the pool (until StopPodSandbox)
 	ready       bool
 	rebooted    bool // made NOTREADY by a simulated reboot, not by StopPodSandbox
 	// containers: the sandbox's, oldest first (appended as created): a
@@ -40,11 +40,67 @@ type sandbox struct {
 	containers []*container
 }
 
-// sandboxName is the name reserved per sandbox; like containerd, the
-// runtime refuses a second sandbox with the same name (and attempt)
-// while the first exists.
-func sandboxName(m *runtimeapi.PodSandboxMetadata) string {
-	return fmt.Sprintf("%s_%s_%s_%d", m.GetName(), m.GetNamespace(), m.GetUid(), m.GetAttempt())
+// sandboxName is the name of a sandbox as containerd reserves it:
+// <name>_<namespace>_<uid>_<attempt>. Like containerd, the runtime
+// refuses a second sandbox with the same metadata while the first
+// exists (Runtime.sandboxNamedLocked), and names sandboxes so in messages.
+func sandboxName(m sandboxMeta) string {
+	return fmt.Sprintf("%s_%s_%s_%d", m.name, m.namespace, m.uid, m.attempt)
+}
+
+// String is sb's reserved name (sandboxName), made when asked.
+func (sb *sandbox) String() string { return sandboxName(sb.meta) }
+
+// podUID is the pod UID of sb: its label LabelPodUID, else that of its
+// metadata.
+func (sb *sandbox) podUID() string {
+	if v, _ := sb.labels.get(LabelPodUID); v != "" {
+		return v
+	}
+	return sb.meta.uid
+}
+
+// containerNamed is sb's container of that metadata name and attempt, or
+// nil.
+func (sb *sandbox) containerNamed(name string, attempt uint32) *container {
+	for _, c := range sb.containers {
+		if c.metaName.Value() == name && c.attempt == attempt {
+			return c
+		}
+	}
+	return nil
+}
+
+// moreOf is sb.more, made if sb had none.
+func (sb *sandbox) moreOf() *sandboxMore {
+	if sb.more == nil {
+		sb.more = &sandboxMore{}
+	}
+	return sb.more
+}
+
+// metadata is sb's metadata as given.
+func (sb *sandbox) metadata() *runtimeapi.PodSandboxMetadata {
+	if sb.more != nil && sb.more.meta != nil {
+		return cloneMsg(sb.more.meta)
+	}
+	return sb.meta.toCRI()
+}
+
+// handler is sb's runtime handler ("" for the default).
+func (sb *sandbox) handler() string {
+	if sb.more == nil {
+		return ""
+	}
+	return sb.more.handler
+}
+
+// namespaceOptions are sb's namespace options as given (empty if none).
+func (sb *sandbox) namespaceOptions() *runtimeapi.NamespaceOption {
+	if sb.more != nil && sb.more.ns != nil {
+		return cloneMsg(sb.more.ns)
+	}
+	return sb.ns.toCRI()
 }
 
 func (sb *sandbox) state() runtimeapi.PodSandboxState {
@@ -59,26 +115,26 @@ func (sb *sandbox) state() runtimeapi.PodSandboxState {
 func (sb *sandbox) status() *runtimeapi.PodSandboxStatus {
 	return &runtimeapi.PodSandboxStatus{
 		Id:             sb.id,
-		Metadata:       cloneMsg(sb.meta),
+		Metadata:       sb.metadata(),
 		State:          sb.state(),
 		CreatedAt:      sb.createdAt,
 		Network:        &runtimeapi.PodSandboxNetworkStatus{Ip: sb.ip.String()},
-		Linux:          &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: cloneMsg(sb.ns)}},
+		Linux:          &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: sb.namespaceOptions()}},
 		Labels:         sb.labels.toMap(),
 		Annotations:    sb.annotations.toMap(),
-		RuntimeHandler: sb.handler,
+		RuntimeHandler: sb.handler(),
 	}
 }
 
 func (sb *sandbox) toCRI() *runtimeapi.PodSandbox {
 	return &runtimeapi.PodSandbox{
 		Id:             sb.id,
-		Metadata:       cloneMsg(sb.meta),
+		Metadata:       sb.metadata(),
 		State:          sb.state(),
 		CreatedAt:      sb.createdAt,
 		Labels:         sb.labels.toMap(),
 		Annotations:    sb.annotations.toMap(),
-		RuntimeHandler: sb.handler,
+		RuntimeHandler: sb.handler(),
 	}
 }
 

@@ -29,8 +29,8 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, req *runtimeapi.PodSandb
 	if req.GetVerbose() {
 		info, _ := json.Marshal(map[string]any{
 			"simulated":   true,
-			"name":        sb.name,
-			"podUID":      sb.podUID,
+			"name":        sb.String(),
+			"podUID":      sb.podUID(),
 			"hostNetwork": !sb.ipPooled && sb.ip == r.hostIP,
 			"containers":  len(sb.containers),
 		})

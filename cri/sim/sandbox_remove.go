@@ -32,8 +32,7 @@ func (r *Runtime) removeSandboxLocked(sb *sandbox) {
 		r.removeContainerLocked(c)
 	}
 	delete(r.sandboxes, sb.id)
-	r.sandboxesByPod.remove(sb.labels, sb)
-	delete(r.names, sb.name)
+	r.forgetSandboxLocked(sb)
 	r.log.Debug("sandbox removed", zap.String("sandbox", sb.id))
 	r.emitLocked(sb.id, sb, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
 }

@@ -30,40 +30,41 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 	}
 	defer unlock()
 
-	name := sandboxName(meta)
+	sm := newSandboxMeta(meta)
+	name := func() string { return sandboxName(sm) } // for errors only
 	if !r.handlers[req.GetRuntimeHandler()] {
-		return nil, newErr(ErrInvalidArgument, "RunPodSandbox %s: unknown runtime handler %q", name, req.GetRuntimeHandler())
+		return nil, newErr(ErrInvalidArgument, "RunPodSandbox %s: unknown runtime handler %q", name(), req.GetRuntimeHandler())
 	}
 	if msg, ok := cfg.GetAnnotations()[AnnotationRunPodSandboxError]; ok {
-		return nil, newErr(ErrScripted, "RunPodSandbox %s: %s", name, msg)
+		return nil, newErr(ErrScripted, "RunPodSandbox %s: %s", name(), msg)
 	}
-	if owner, ok := r.names[name]; ok {
-		return nil, newErr(ErrAlreadyExists, "RunPodSandbox: sandbox name %q is reserved for sandbox %q", name, owner)
-	}
-	podUID := cfg.GetLabels()[LabelPodUID]
-	if podUID == "" {
-		podUID = meta.GetUid()
+	if owner := r.sandboxNamedLocked(sm); owner != nil {
+		return nil, newErr(ErrAlreadyExists, "RunPodSandbox: sandbox name %q is reserved for sandbox %q", name(), owner.id)
 	}
 
-	ns := cloneMsg(cfg.GetLinux().GetSecurityContext().GetNamespaceOptions())
-	if ns == nil {
-		ns = &runtimeapi.NamespaceOption{}
-	}
+	nsOpts := cfg.GetLinux().GetSecurityContext().GetNamespaceOptions()
 	sb := &sandbox{
 		id:          r.newID(),
-		name:        name,
-		podUID:      podUID,
-		meta:        cloneMsg(meta),
-		labels:      newPairs(cfg.GetLabels()),
-		annotations: newPairs(cfg.GetAnnotations()),
-		handler:     req.GetRuntimeHandler(),
+		meta:        sm,
+		labels:      r.keySets.newPairs(cfg.GetLabels()),
+		annotations: r.keySets.newPairs(cfg.GetAnnotations()),
 		logDir:      cfg.GetLogDirectory(),
 		createdAt:   r.now(),
 		order:       r.nextOrder(),
-		ns:          ns,
 		ready:       true,
 	}
-	if ns.GetNetwork() == runtimeapi.NamespaceMode_NODE {
+	podUID := sb.podUID()
+	if hasUnknown(meta) {
+		sb.moreOf().meta = cloneMsg(meta)
+	}
+	var ok bool
+	if sb.ns, ok = newNSModes(nsOpts); !ok {
+		sb.moreOf().ns = cloneMsg(nsOpts)
+	}
+	if h := req.GetRuntimeHandler(); h != "" {
+		sb.moreOf().handler = h
+	}
+	if nsOpts.GetNetwork() == runtimeapi.NamespaceMode_NODE {
 		sb.ip = r.hostIP
 	} else {
 		ip, err := r.ipam.allocate()
@@ -73,14 +74,15 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 		sb.ip, sb.ipPooled = ip, true
 	}
 
-	if podUID != "" && r.readyByPod[podUID] > 0 {
-		r.violationLocked("RunPodSandbox %s: pod UID %q already has %d READY sandbox(es)", name, podUID, r.readyByPod[podUID])
+	if podUID != "" {
+		if n := r.readyOfPodLocked(podUID); n > 0 {
+			r.violationLocked("RunPodSandbox %s: pod UID %q already has %d READY sandbox(es)", sb, podUID, n)
+		}
 	}
-	r.readyByPod[podUID]++
+	r.readySandboxes++
 	r.sandboxes[sb.id] = sb
-	r.sandboxesByPod.add(sb.labels, sb)
-	r.names[name] = sb.id
-	r.log.Debug("sandbox ready", zap.String("sandbox", sb.id), zap.String("name", name), zap.Stringer("ip", sb.ip))
+	r.addSandboxLocked(sb)
+	r.log.Debug("sandbox ready", zap.String("sandbox", sb.id), zap.Stringer("name", sb), zap.Stringer("ip", sb.ip))
 	r.emitLocked(sb.id, sb, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
 	r.emitLocked(sb.id, sb, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: sb.id}, nil

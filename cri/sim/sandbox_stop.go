@@ -40,9 +40,7 @@ func (r *Runtime) stopSandboxLocked(sb *sandbox) {
 	}
 	r.reapServersLocked(sb)
 	sb.ready = false
-	if r.readyByPod[sb.podUID]--; r.readyByPod[sb.podUID] <= 0 {
-		delete(r.readyByPod, sb.podUID)
-	}
+	r.readySandboxes--
 	if sb.ipPooled {
 		r.ipam.release(sb.ip)
 		sb.ipPooled = false

@@ -327,7 +327,7 @@ func (c *container) stats(now int64) *runtimeapi.ContainerStats {
 	return &runtimeapi.ContainerStats{
 		Attributes: &runtimeapi.ContainerAttributes{
 			Id:          c.id,
-			Metadata:    cloneMsg(c.meta),
+			Metadata:    c.metadata(),
 			Labels:      c.labels.toMap(),
 			Annotations: c.annotations.toMap(),
 		},
@@ -367,7 +367,7 @@ func (sb *sandbox) stats(now int64) *runtimeapi.PodSandboxStats {
 	return &runtimeapi.PodSandboxStats{
 		Attributes: &runtimeapi.PodSandboxAttributes{
 			Id:          sb.id,
-			Metadata:    cloneMsg(sb.meta),
+			Metadata:    sb.metadata(),
 			Labels:      sb.labels.toMap(),
 			Annotations: sb.annotations.toMap(),
 		},

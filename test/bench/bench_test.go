@@ -456,7 +456,8 @@ func heapPerPodSimOnly(b *testing.B, n int) float64 {
 // mounts the agent gives every container, its termination-message file and
 // the pod's /etc/hosts, made under root as the agent makes them under its
 // root dir; without them the runtime's mount records and their paths
-// (about 0.6 KB per pod) counted as actorlet's.
+// (about 0.6 KB per pod; both figures are of before the runtime kept its
+// records as plain values, 2026-12-07) counted as actorlet's.
 func runInSim(ctx context.Context, sn *simNode, p *corev1.Pod, opts podspec.Options, root string) error {
 	rt := runtimeapi.NewRuntimeServiceClient(sn.calls)
 	const attempt = 1
