@@ -3,11 +3,16 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // countingTransport answers every request with an open body and counts the
@@ -94,5 +99,38 @@ func TestInflightLimitOfZeroIsNone(t *testing.T) {
 	next := &countingTransport{}
 	if rt := newInflightLimit(0, next); rt != http.RoundTripper(next) {
 		t.Fatalf("newInflightLimit(0) = %T, want the transport itself", rt)
+	}
+}
+
+// A node's heartbeats do not wait for the bound of the pods' requests: with
+// its one slot held, a Lease is read (bounded too, the read would wait
+// for the slot until its context ends).
+func TestFleetHeartbeatsDoNotWaitForThePodsBound(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"x"}}`)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	clients, err := newFleetClients(writeKubeconfig(t, srv.URL), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := clients.forNode(twoNodeConfigs(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hold the one slot: a pods' request whose body stays open.
+	held, err := tripThrough(context.Background(), t, clients.pods, srv.URL+"/api/v1/namespaces/default/pods/held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Body.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a heartbeat waiting would end here
+	defer cancel()
+	if _, err := c.heartbeat.CoordinationV1().Leases("kube-node-lease").Get(ctx, "fleet-0", metav1.GetOptions{}); err != nil {
+		t.Fatalf("a heartbeat with the pods' slot held: %v", err)
 	}
 }
