@@ -75,17 +75,10 @@ func (ks *keySets) newPairs(m map[string]string) pairs {
 }
 
 // nextVal decodes the value at the start of vals and returns it and the
-// rest.
+// rest. vals is what newPairs encoded: a length is whole.
 func nextVal(vals string) (v, rest string) {
-	n, w := uint64(0), 0
-	for shift := 0; ; shift += 7 {
-		b := vals[w]
-		w++
-		n |= uint64(b&0x7f) << shift
-		if b < 0x80 {
-			break
-		}
-	}
+	// At most binary.MaxVarintLen64 bytes: the conversion stays on the stack.
+	n, w := binary.Uvarint([]byte(vals[:min(len(vals), binary.MaxVarintLen64)]))
 	return vals[w : w+int(n)], vals[w+int(n):]
 }
 
