@@ -42,10 +42,8 @@ func ipBit(a netip.Addr) (ipPage, uint) {
 	return ipPage{hi: b, is4: a.Is4()}, bit
 }
 
-// isUsed reports whether a is in use.
-func (p *ipam) isUsed(a netip.Addr) bool {
-	pg, bit := ipBit(a)
-	words := p.used[pg]
+// bitSet reports whether bit is set in words (nil: a page not kept).
+func bitSet(words *[ipPageWords]uint64, bit uint) bool {
 	return words != nil && words[bit/64]&(1<<(bit%64)) != 0
 }
 
@@ -86,9 +84,8 @@ func (p *ipam) allocate() (netip.Addr, error) {
 	for i := uint64(0); i < p.size; i++ {
 		off := (p.cursor + i) % p.size
 		a := addrAdd(p.prefix.Addr(), p.first+off)
-		if !p.isUsed(a) {
-			pg, bit := ipBit(a)
-			words := p.used[pg]
+		pg, bit := ipBit(a)
+		if words := p.used[pg]; !bitSet(words, bit) {
 			if words == nil {
 				words = new([ipPageWords]uint64)
 				p.used[pg] = words
@@ -104,11 +101,11 @@ func (p *ipam) allocate() (netip.Addr, error) {
 
 // release frees a; releasing a free address is a no-op.
 func (p *ipam) release(a netip.Addr) {
-	if !p.isUsed(a) {
-		return
-	}
 	pg, bit := ipBit(a)
 	words := p.used[pg]
+	if !bitSet(words, bit) {
+		return
+	}
 	words[bit/64] &^= 1 << (bit % 64)
 	p.n--
 	if *words == ([ipPageWords]uint64{}) {
