@@ -713,7 +713,7 @@ func (a *podActor) publish(ctx actor.Context, now time.Time) {
 // snapshot compacts the pod's events; a failure is logged and retried later.
 func (a *podActor) snapshot(now time.Time) {
 	err := a.deps.Journal.SaveSnapshot(a.ctx, &pb.Snapshot{
-		Seq: a.state().P.Seq, TimeUnixNano: now.UnixNano(), PodUid: a.uid, State: a.state().P,
+		Seq: a.state().P.Seq, TimeUnixNano: now.UnixNano(), PodUid: a.uid, State: a.state().Snapshot(),
 	})
 	if err != nil {
 		a.log().Warn("snapshot", zap.Error(err))

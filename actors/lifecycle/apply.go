@@ -28,11 +28,12 @@ func Apply(s *State, env *pb.Envelope) {
 				s.P.Containers[name] = &pb.ContainerRecord{Name: name, Attempt: r.Attempt}
 			}
 		}
-		s.P.PodJson = ev.PodJson
 		s.P.SpecDigest = ev.SpecDigest
 		s.P.Source = ev.Source
 		s.P.AcceptedAtUnixNano = at
-		if pod, err := s.decode(ev.PodJson); err == nil {
+		pod, exact, err := s.decode(ev.PodJson)
+		s.setSpecJSON(ev.PodJson, exact)
+		if err == nil {
 			s.setSpec(pod)
 		} else {
 			s.Pod, s.desired = nil, nil
@@ -45,9 +46,10 @@ func Apply(s *State, env *pb.Envelope) {
 		s.P.Rejected = true
 		s.P.Reason = ev.Reason
 		s.P.Message = ev.Message
-		if len(ev.PodJson) > 0 && len(s.P.PodJson) == 0 {
-			s.P.PodJson = ev.PodJson
-			if pod, err := s.decode(ev.PodJson); err == nil {
+		if len(ev.PodJson) > 0 && !s.hasSpec() {
+			pod, exact, err := s.decode(ev.PodJson)
+			s.setSpecJSON(ev.PodJson, exact)
+			if err == nil {
 				s.setSpec(pod)
 			}
 		}

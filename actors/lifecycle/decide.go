@@ -151,10 +151,10 @@ func (d *decider) desired(in *pb.PodDesired) {
 	var err error
 	var stored []byte
 	var digest string
-	if d.s.Accepted() && !p.Removed && bytes.Equal(in.PodJson, p.PodJson) {
+	if d.s.Accepted() && !p.Removed && bytes.Equal(in.PodJson, d.s.SpecJSON()) {
 		// The spec as journaled (a restart's first input, a resync): the
 		// same bytes decode to the same pod, which the state holds already.
-		pod, stored, digest = d.s.Desired(), p.PodJson, p.SpecDigest
+		pod, stored, digest = d.s.Desired(), in.PodJson, p.SpecDigest
 	} else if pod, err = DecodePod(in.PodJson); err == nil {
 		stored, digest = storedSpec(pod)
 		if bytes.Equal(stored, in.PodJson) {
@@ -167,7 +167,7 @@ func (d *decider) desired(in *pb.PodDesired) {
 			d.s.decoded = decodedSpec{json: stored, pod: pod}
 		}
 	}
-	if (len(p.PodJson) == 0 || p.Removed) && !p.Rejected {
+	if (!d.s.hasSpec() || p.Removed) && !p.Rejected {
 		if err != nil {
 			d.emit(&pb.Event{Kind: &pb.Event_PodRejected{PodRejected: &pb.PodRejected{
 				Reason: "InvalidSpec", Message: err.Error()}}})

@@ -12,9 +12,19 @@ import (
 )
 
 // State is one pod as the core knows it: the journaled fold (P), the decoded
-// spec (Pod, derived from P.PodJson), and the newest runtime view (Observed),
-// which is not journaled and is empty after a replay until the runtime is
-// listed again.
+// spec (Pod, derived from the journaled spec), and the newest runtime view
+// (Observed), which is not journaled and is empty after a replay until the
+// runtime is listed again.
+//
+// The journaled spec (the pod_json of the last PodAccepted, PodUpdated or
+// PodRejected) is SpecJSON. P.PodJson holds its bytes only when the decoded
+// spec does not encode back to exactly them (bytes that do not decode, or
+// that are not as storedSpec writes them, from a journal written by hand);
+// otherwise P.PodJson is nil and SpecJSON encodes the spec again, so that a
+// running pod keeps its spec once (decoded), not twice (the ~1.3 KB of JSON
+// were a tenth of a fleet's heap per pod). A snapshot holds the bytes
+// (Snapshot), and the journal's events always do: what is journaled and
+// what replay folds are unchanged.
 type State struct {
 	P *pb.PodState
 	// Pod is the pod as allocated: its spec (desired) with the CPU and
@@ -22,9 +32,12 @@ type State struct {
 	// is what containers are created with and what the status reports.
 	Pod      *corev1.Pod
 	Observed *pb.RuntimeObserved
-	// desired: the spec as journaled last, decoded from P.PodJson (Pod
+	// desired: the spec as journaled last, decoded from SpecJSON (Pod
 	// itself when no resize is pending).
 	desired *corev1.Pod
+	// jsonDropped: P.PodJson does not hold the journaled spec, which is
+	// storedSpec(desired) (see SpecJSON).
+	jsonDropped bool
 	// asked: the lifecycle hook tries this process journaled (see
 	// hookCalls); not journaled, so empty after a replay.
 	asked hookCalls
@@ -51,12 +64,58 @@ type decodedSpec struct {
 
 // decode is DecodePod(b), taken from s.decoded when that was decoded from
 // the same bytes. The decoded pod is shared and never mutated, as State.Pod.
-func (s *State) decode(b []byte) (*corev1.Pod, error) {
+// exact reports whether storedSpec(pod) is b: true for s.decoded, whose
+// bytes Decide encoded from that pod (or from one deeply equal to it),
+// else checked by encoding the pod again.
+func (s *State) decode(b []byte) (pod *corev1.Pod, exact bool, err error) {
 	if c := s.decoded; c.pod != nil && bytes.Equal(c.json, b) {
 		s.decoded = decodedSpec{}
-		return c.pod, nil
+		return c.pod, true, nil
 	}
-	return DecodePod(b)
+	if pod, err = DecodePod(b); err != nil {
+		return nil, false, err
+	}
+	again, _ := storedSpec(pod)
+	return pod, bytes.Equal(again, b), nil
+}
+
+// setSpecJSON makes b the journaled spec, with pod decoded from it (nil if
+// it did not decode) and exact whether storedSpec(pod) is b: P.PodJson
+// holds b only if SpecJSON could not give it back from the decoded spec.
+// Call it before setSpec.
+func (s *State) setSpecJSON(b []byte, exact bool) {
+	if exact && len(b) > 0 {
+		s.P.PodJson = nil
+		s.jsonDropped = true
+		return
+	}
+	s.P.PodJson = b
+	s.jsonDropped = false
+}
+
+// SpecJSON is the journaled spec: the pod_json of the event that set it,
+// byte for byte (nil if there is none). It encodes the decoded spec again
+// when P.PodJson does not hold the bytes (see State); never mutate it.
+func (s *State) SpecJSON() []byte {
+	if !s.jsonDropped || s.desired == nil {
+		return s.P.PodJson
+	}
+	b, _ := storedSpec(s.desired)
+	return b
+}
+
+// hasSpec reports whether a spec was journaled (len(SpecJSON()) > 0),
+// without encoding it.
+func (s *State) hasSpec() bool {
+	return len(s.P.PodJson) > 0 || (s.jsonDropped && s.desired != nil)
+}
+
+// Snapshot is P as a snapshot stores it: a copy with its pod_json
+// (SpecJSON), so that FromSnapshot restores the same state.
+func (s *State) Snapshot() *pb.PodState {
+	ps := proto.Clone(s.P).(*pb.PodState)
+	ps.PodJson = s.SpecJSON()
+	return ps
 }
 
 // NewState returns the empty state of the pod with the given UID.
@@ -70,11 +129,12 @@ func FromSnapshot(ps *pb.PodState) (*State, error) {
 	if s.P.Containers == nil {
 		s.P.Containers = map[string]*pb.ContainerRecord{}
 	}
-	if len(s.P.PodJson) > 0 {
-		pod, err := DecodePod(s.P.PodJson)
+	if b := s.P.PodJson; len(b) > 0 {
+		pod, exact, err := s.decode(b)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot of pod %s: %w", ps.GetUid(), err)
 		}
+		s.setSpecJSON(b, exact)
 		s.setSpec(pod)
 	}
 	return s, nil
@@ -82,10 +142,10 @@ func FromSnapshot(ps *pb.PodState) (*State, error) {
 
 // Clone returns a deep copy. The decoded Pod is shared: it is never mutated.
 func (s *State) Clone() *State {
-	return &State{P: proto.Clone(s.P).(*pb.PodState), Pod: s.Pod, desired: s.desired, Observed: s.Observed, asked: s.asked}
+	return &State{P: proto.Clone(s.P).(*pb.PodState), Pod: s.Pod, desired: s.desired, jsonDropped: s.jsonDropped, Observed: s.Observed, asked: s.asked}
 }
 
-// setSpec makes pod (decoded from P.PodJson) the desired spec, and Pod
+// setSpec makes pod (decoded from SpecJSON) the desired spec, and Pod
 // that spec with P.Allocated.
 func (s *State) setSpec(pod *corev1.Pod) {
 	s.desired = pod

@@ -53,11 +53,12 @@ func (d *decider) update(pod *corev1.Pod, stored []byte, digest string) {
 // applyPodUpdated folds PodUpdated: the new spec, and the containers to
 // restart marked for a kill.
 func applyPodUpdated(s *State, ev *pb.PodUpdated) {
-	pod, err := s.decode(ev.PodJson)
+	pod, exact, err := s.decode(ev.PodJson)
 	if err != nil {
 		return // a corrupt record: the accepted spec stays
 	}
-	s.P.PodJson, s.P.SpecDigest = ev.PodJson, ev.SpecDigest
+	s.setSpecJSON(ev.PodJson, exact)
+	s.P.SpecDigest = ev.SpecDigest
 	holdAllocation(s, pod)
 	s.setSpec(pod)
 	for _, name := range ev.Restart {

@@ -53,8 +53,8 @@ func printSummary(w io.Writer, uid string, st *lifecycle.State, now time.Time, s
 	} else {
 		tw.Flush()
 	}
-	if showSpec && len(p.PodJson) > 0 {
-		spec, err := yaml.JSONToYAML(p.PodJson)
+	if spec := st.SpecJSON(); showSpec && len(spec) > 0 {
+		spec, err := yaml.JSONToYAML(spec)
 		if err != nil {
 			return fmt.Errorf("the journaled spec of pod %s: %w", uid, err)
 		}

@@ -66,13 +66,14 @@ func History(t testing.TB, uid, namespace, name string) []*pb.Envelope {
 	return out
 }
 
-// Fold folds events from the empty state, as the PodActor did.
+// Fold folds events from the empty state, as the PodActor did, and
+// returns the state as a snapshot holds it (pod_json included).
 func Fold(uid string, events []*pb.Envelope) *pb.PodState {
 	st := lifecycle.NewState(uid)
 	for _, env := range events {
 		lifecycle.Apply(st, env)
 	}
-	return st.P
+	return st.Snapshot()
 }
 
 // Pod UIDs of Write's journal.
