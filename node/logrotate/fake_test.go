@@ -23,6 +23,7 @@ type fakeRuntime struct {
 	reopenErr  error
 	reopens    []string // ReopenContainerLog calls, in order
 	lists      int
+	statusOf   map[string]int                // ContainerStatus calls, by container ID
 	filters    []*runtimeapi.ContainerFilter // ListContainers filters, in order
 	// ignoreFilter makes ListContainers return every container, as a runtime that does not
 	// implement filtering would.
@@ -99,6 +100,10 @@ func (f *fakeRuntime) ListContainers(_ context.Context, filter *runtimeapi.Conta
 func (f *fakeRuntime) ContainerStatus(_ context.Context, id string) (*runtimeapi.ContainerStatus, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.statusOf == nil {
+		f.statusOf = map[string]int{}
+	}
+	f.statusOf[id]++
 	st, ok := f.statuses[id]
 	if !ok {
 		return nil, &cri.Error{Op: "ContainerStatus", ID: id, Kind: cri.NotFound, Err: errors.New("no such container")}
@@ -150,4 +155,19 @@ func dirNames(t *testing.T, dir string) []string {
 func logDir(t *testing.T) (dir, log string) {
 	dir = t.TempDir()
 	return dir, filepath.Join(dir, "0.log")
+}
+
+// statusCalls is how many times ContainerStatus was called for id.
+func (f *fakeRuntime) statusCalls(id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.statusOf[id]
+}
+
+// remove takes container id out of the runtime.
+func (f *fakeRuntime) remove(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.containers, id)
+	delete(f.statuses, id)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"sync"
 
@@ -26,6 +27,13 @@ type Manager struct {
 
 	// mu serialises passes.
 	mu sync.Mutex
+	// paths are the log paths of the running containers of the last pass,
+	// by container ID, from ContainerStatus: a container's log path is
+	// part of its config and never changes, so each container's status is
+	// asked once, not every pass. A pass keeps only the containers it
+	// listed. Guarded by mu; pmu guards it against the pass's workers.
+	paths map[string]string
+	pmu   sync.Mutex
 }
 
 // Option configures a Manager.
@@ -111,6 +119,8 @@ func (m *Manager) RotateOnce(ctx context.Context) error {
 		}
 	}
 
+	m.keepPaths(todo)
+
 	jobs := make(chan *runtimeapi.Container)
 	var (
 		wg   sync.WaitGroup
@@ -139,24 +149,20 @@ func (m *Manager) RotateOnce(ctx context.Context) error {
 // container rotates the log of the running container c if it is large enough.
 func (m *Manager) container(ctx context.Context, c *runtimeapi.Container) error {
 	id := c.GetId()
-	log := m.log.With(zap.String("containerID", id),
-		zap.String("pod", c.GetLabels()[cri.LabelPodNamespace]+"/"+c.GetLabels()[cri.LabelPodName]),
-		zap.String("container", c.GetMetadata().GetName()))
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("logrotate: container %q: %w", id, err)
 	}
-	st, err := m.rt.ContainerStatus(ctx, id)
-	if err != nil {
-		if cri.KindOf(err) == cri.NotFound {
-			return nil // removed since the listing
-		}
-		return fmt.Errorf("logrotate: container %q: status: %w", id, err)
+	path, err := m.logPath(ctx, id)
+	if err != nil || path == "" {
+		return err
 	}
-	if st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING || st.GetLogPath() == "" {
-		return nil
+	// The logger with the container's fields, made only when something is
+	// logged: most passes log nothing for most containers.
+	logger := func() *zap.Logger {
+		return m.log.With(zap.String("containerID", id),
+			zap.String("pod", c.GetLabels()[cri.LabelPodNamespace]+"/"+c.GetLabels()[cri.LabelPodName]),
+			zap.String("container", c.GetMetadata().GetName()), zap.String("path", path))
 	}
-	path := st.GetLogPath()
-	log = log.With(zap.String("path", path))
 
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -165,7 +171,7 @@ func (m *Manager) container(ctx context.Context, c *runtimeapi.Container) error 
 		if err := m.rt.ReopenContainerLog(ctx, id); err != nil {
 			return fmt.Errorf("logrotate: container %q: log %q missing, reopen failed: %w", id, path, err)
 		}
-		log.Info("reopened missing container log")
+		logger().Info("reopened missing container log")
 		info, err = os.Stat(path)
 	}
 	if err != nil {
@@ -177,7 +183,7 @@ func (m *Manager) container(ctx context.Context, c *runtimeapi.Container) error 
 
 	r, err := rotate(ctx, m.rt, id, path, info.Size(), m.policy.MaxFiles, m.clock.Now())
 	if r.Postponed {
-		log.Debug("container log rotation postponed: rotated file for this second exists")
+		logger().Debug("container log rotation postponed: rotated file for this second exists")
 		return nil
 	}
 	if m.onRotation != nil {
@@ -187,9 +193,52 @@ func (m *Manager) container(ctx context.Context, c *runtimeapi.Container) error 
 		zap.Strings("removed", r.Removed), zap.Strings("compressed", r.Compressed)}
 	if err != nil {
 		// Run (or RotateOnce's caller) reports the error; this records what was done.
-		log.Debug("container log rotation failed", append(fields, zap.Error(err))...)
+		logger().Debug("container log rotation failed", append(fields, zap.Error(err))...)
 		return fmt.Errorf("logrotate: container %q: %w", id, err)
 	}
-	log.Info("rotated container log", append(fields, zap.String("rotated", r.Rotated))...)
+	logger().Info("rotated container log", append(fields, zap.String("rotated", r.Rotated))...)
 	return nil
+}
+
+// logPath is the log path of the running container id: from paths, else
+// from its status ("" when it is not running, has no log, or was removed
+// since the listing).
+func (m *Manager) logPath(ctx context.Context, id string) (string, error) {
+	m.pmu.Lock()
+	path, ok := m.paths[id]
+	m.pmu.Unlock()
+	if ok {
+		return path, nil
+	}
+	st, err := m.rt.ContainerStatus(ctx, id)
+	if err != nil {
+		if cri.KindOf(err) == cri.NotFound {
+			return "", nil // removed since the listing
+		}
+		return "", fmt.Errorf("logrotate: container %q: status: %w", id, err)
+	}
+	if st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING || st.GetLogPath() == "" {
+		return "", nil
+	}
+	m.pmu.Lock()
+	if m.paths == nil {
+		m.paths = map[string]string{}
+	}
+	m.paths[id] = st.GetLogPath()
+	m.pmu.Unlock()
+	return st.GetLogPath(), nil
+}
+
+// keepPaths forgets the log paths of containers not in listed.
+func (m *Manager) keepPaths(listed []*runtimeapi.Container) {
+	if len(m.paths) == 0 {
+		return
+	}
+	ids := make(map[string]struct{}, len(listed))
+	for _, c := range listed {
+		ids[c.GetId()] = struct{}{}
+	}
+	m.pmu.Lock()
+	maps.DeleteFunc(m.paths, func(id, _ string) bool { _, ok := ids[id]; return !ok })
+	m.pmu.Unlock()
 }

@@ -130,6 +130,42 @@ func TestRotateOnceAtExactlyMaxSize(t *testing.T) {
 	assertNames(t, dir, "0.log", "0.log.20240301-120000")
 }
 
+// TestRotateOnceAsksEachContainersStatusOnce: a container's log path is
+// asked of the runtime once while it stays listed (it never changes), and
+// again after it left the listing; a log that grows later is still rotated.
+func TestRotateOnceAsksEachContainersStatusOnce(t *testing.T) {
+	h := newHarness(t, testPolicy())
+	dir, log := logDir(t)
+	writeFile(t, log, "012345678") // below MaxSize
+	h.rt.add("c1", log, running, true)
+	_, log2 := logDir(t)
+	writeFile(t, log2, "0")
+	h.rt.add("c2", log2, running, true)
+
+	h.rotateOnce(t)
+	h.rotateOnce(t)
+	if a, b := h.rt.statusCalls("c1"), h.rt.statusCalls("c2"); a != 1 || b != 1 {
+		t.Fatalf("ContainerStatus calls after two passes: c1 %d, c2 %d; want 1 each", a, b)
+	}
+
+	h.rt.remove("c2")
+	h.rotateOnce(t)
+	h.rt.add("c2", log2, running, true)
+	h.rotateOnce(t)
+	if got := h.rt.statusCalls("c2"); got != 2 {
+		t.Errorf("ContainerStatus calls of c2, listed again after it was gone: %d, want 2", got)
+	}
+
+	writeFile(t, log, "0123456789abc") // now at least MaxSize
+	h.rotateOnce(t)
+	if got := h.rt.statusCalls("c1"); got != 1 {
+		t.Errorf("ContainerStatus calls of c1: %d, want 1", got)
+	}
+	if names := dirNames(t, dir); len(names) != 2 {
+		t.Errorf("files in dir = %q, want the log and one rotated file", names)
+	}
+}
+
 func TestRotateOnceLeavesSmallLog(t *testing.T) {
 	h := newHarness(t, testPolicy())
 	dir, log := logDir(t)
