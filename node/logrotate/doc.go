@@ -22,7 +22,10 @@
 // Guarantees:
 //   - Only running containers carrying io.actorlet.managed=true are touched: the runtime is
 //     asked for those only, the listing is checked again, and the state once more in the
-//     container's status; files of exited containers and of other tenants are left alone.
+//     container's status the first time a pass meets the container (its log path is kept
+//     while it stays listed, and asked again once it was not); files of exited containers
+//     and of other tenants are left alone. A container that exits between a pass's listing
+//     and its rotation has its log renamed back, as any failed reopen (below).
 //   - If ReopenContainerLog fails the current log is renamed back, so the runtime keeps
 //     writing to the file at LogPath and the next pass tries again. If the current log is
 //     missing (a reopen failed after an earlier rename), the pass asks the runtime to reopen
