@@ -110,7 +110,8 @@ func (f *folder) lastSnapshot(st *lifecycle.State, now time.Time) {
 	f.pod.Snapshots++
 	seq := st.P.Seq
 	const detail = "the folded state against the snapshot taken of it and restored"
-	b, err := snapshotOpts.Marshal(&pb.Snapshot{Seq: seq, PodUid: f.pod.UID, State: st.Snapshot()})
+	snap := st.Snapshot()
+	b, err := snapshotOpts.Marshal(&pb.Snapshot{Seq: seq, PodUid: f.pod.UID, State: snap})
 	if err != nil {
 		f.diverge(seq, "state", "a state", "<does not marshal>", err.Error())
 		return
@@ -126,7 +127,7 @@ func (f *folder) lastSnapshot(st *lifecycle.State, now time.Time) {
 			"the snapshot of the folded state does not restore: "+err.Error())
 		return
 	}
-	for _, d := range diffMessages("", st.Snapshot().ProtoReflect(), restored.Snapshot().ProtoReflect()) {
+	for _, d := range diffMessages("", snap.ProtoReflect(), restored.Snapshot().ProtoReflect()) {
 		f.diverge(seq, d.path, d.a, d.b, detail)
 	}
 	if (st.Pod == nil) != (restored.Pod == nil) {
