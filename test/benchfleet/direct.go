@@ -6,6 +6,8 @@ import (
 	"log"
 	"sync/atomic"
 
+	"golang.org/x/time/rate"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,14 +29,23 @@ const (
 	placementDirect = "direct"
 )
 
+// directLimiter is -direct-rate's limiter for one phase's creations or
+// deletions with -placement direct, or nil when there is none.
+func (c *config) directLimiter() *rate.Limiter {
+	if c.placement != placementDirect || c.directRate <= 0 {
+		return nil
+	}
+	return rate.NewLimiter(rate.Limit(c.directRate), 1)
+}
+
 // createWorkers is how many pod creations or deletions are in flight at
 // once with -placement direct.
 const createWorkers = 50
 
 // createBoundPods creates n pods of role named <name>-<i>, pod i bound to
-// nodes[i%len(nodes)], createWorkers at a time. Pods that exist already
-// count as created.
-func createBoundPods(ctx context.Context, cs kubernetes.Interface, ns, name, role string, n int, nodes []string) error {
+// nodes[i%len(nodes)], createWorkers at a time and no faster than limit
+// allows (nil: no limit). Pods that exist already count as created.
+func createBoundPods(ctx context.Context, cs kubernetes.Interface, ns, name, role string, n int, nodes []string, limit *rate.Limiter) error {
 	if len(nodes) == 0 {
 		return fmt.Errorf("create %d pods of %s: no nodes to bind them to", n, name)
 	}
@@ -48,7 +59,7 @@ func createBoundPods(ctx context.Context, cs kubernetes.Interface, ns, name, rol
 	}
 	var failed atomic.Int64
 	var firstErr atomic.Value
-	eachName(ctx, names, createWorkers, func(pn string) {
+	eachName(ctx, names, createWorkers, limit, func(pn string) {
 		p := &corev1.Pod{ObjectMeta: *t.ObjectMeta.DeepCopy(), Spec: *t.Spec.DeepCopy()}
 		p.Name, p.Spec.NodeName = pn, node[pn]
 		_, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
@@ -67,8 +78,9 @@ func createBoundPods(ctx context.Context, cs kubernetes.Interface, ns, name, rol
 	return nil
 }
 
-// deleteAllPods deletes, one by one, createWorkers at a time, every pod of
-// the watched namespace not yet being deleted.
+// deleteAllPods deletes, one by one, createWorkers at a time (and, with
+// -placement direct, no faster than -direct-rate), every pod of the watched
+// namespace not yet being deleted.
 func (s *side) deleteAllPods(ctx context.Context) {
 	var names []string
 	for _, o := range s.w.pods.List() {
@@ -76,7 +88,7 @@ func (s *side) deleteAllPods(ctx context.Context) {
 			names = append(names, p.Name)
 		}
 	}
-	if failed := deletePods(ctx, s.cs, namespace, names, createWorkers); failed > 0 {
+	if failed := deletePods(ctx, s.cs, namespace, names, createWorkers, s.cfg.directLimiter()); failed > 0 {
 		log.Printf("%s: %d of %d pod deletions failed", s.name, failed, len(names))
 	}
 }

@@ -58,7 +58,7 @@ func createNodes(ctx context.Context, cs kubernetes.Interface, names []string, m
 		failed int
 		first  error
 	)
-	eachName(ctx, names, workers, func(name string) {
+	eachName(ctx, names, workers, nil, func(name string) {
 		_, err := cs.CoreV1().Nodes().Create(ctx, kwokNode(name, maxPods), metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			mu.Lock()

@@ -15,6 +15,8 @@ type procUsage struct {
 	// HWMBytes is VmHWM of /proc/<pid>/status: the peak resident set since
 	// the process started or since its peak was last reset.
 	HWMBytes uint64
+	// RSSBytes is VmRSS of /proc/<pid>/status: the resident set now.
+	RSSBytes uint64
 }
 
 // readProcUsage reads pid's usage from the proc file system mounted at
@@ -36,7 +38,7 @@ func readProcUsage(procRoot string, pid int) (procUsage, error) {
 	if err != nil {
 		return procUsage{}, fmt.Errorf("status of process %d: %w", pid, err)
 	}
-	return procUsage{CPUSeconds: stat.CPUTime(), HWMBytes: status.VmHWM}, nil
+	return procUsage{CPUSeconds: stat.CPUTime(), HWMBytes: status.VmHWM, RSSBytes: status.VmRSS}, nil
 }
 
 // resetPeakRSS sets pid's VmHWM to its current RSS (writing 5 to

@@ -14,6 +14,9 @@ func TestReadProcUsage(t *testing.T) {
 	if want := uint64(9751 * 1024); u.HWMBytes != want {
 		t.Errorf("VmHWM %d bytes, want %d", u.HWMBytes, want)
 	}
+	if want := uint64(8000 * 1024); u.RSSBytes != want {
+		t.Errorf("VmRSS %d bytes, want %d", u.RSSBytes, want)
+	}
 }
 
 func TestReadProcUsageOfMissingProcess(t *testing.T) {

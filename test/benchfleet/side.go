@@ -106,7 +106,7 @@ func (s *side) waitUntil(ctx context.Context, timeout time.Duration, cond func()
 		}
 		if time.Since(last) > 15*time.Second {
 			last = time.Now()
-			log.Printf("%s: %s", s.name, progress())
+			log.Printf("%s: %s%s", s.name, progress(), s.sofar())
 		}
 		return cond(), nil
 	})
@@ -114,6 +114,20 @@ func (s *side) waitUntil(ctx context.Context, timeout time.Duration, cond func()
 		return fmt.Errorf("%w after %s: %s", errTimeout, timeout, progress())
 	}
 	return err
+}
+
+// sofar is the phase's Lease statistics so far and the node process's
+// resident set now, for the progress lines: where in a phase the first
+// Lease went stale, and at how many pods.
+func (s *side) sofar() string {
+	l := s.w.peek()
+	text := fmt.Sprintf("; so far %d Leases > 40 s, longest gap %.1f s, %d nodes NotReady", l.Stale, l.LongestGap.Seconds(), l.NotReady)
+	if s.proc != nil {
+		if u, err := readProcUsage("/proc", s.proc.pid()); err == nil {
+			text += ", RSS " + mebibytes(u.RSSBytes)
+		}
+	}
+	return text
 }
 
 // phase runs one measured phase: begin, do, end. A timeout is recorded as
@@ -152,7 +166,7 @@ func (s *side) podsUp(ctx context.Context, ds ...int32Deployment) error {
 	for _, d := range ds {
 		want += int(d.n)
 		if s.cfg.placement == placementDirect {
-			if err := createBoundPods(ctx, s.cs, namespace, d.name, d.role, int(d.n), s.w.readyNodeNames()); err != nil {
+			if err := createBoundPods(ctx, s.cs, namespace, d.name, d.role, int(d.n), s.w.readyNodeNames(), s.cfg.directLimiter()); err != nil {
 				return err
 			}
 			continue

@@ -137,6 +137,13 @@ func (w *watch) sweep(ctx context.Context) {
 	}
 }
 
+// peek returns the statistics since the last take, keeping them.
+func (w *watch) peek() leaseStats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return leaseStats{Stale: len(w.stale), LongestGap: w.gap, NotReady: len(w.downNow)}
+}
+
 // take returns the statistics since the last take and starts new ones.
 func (w *watch) take() leaseStats {
 	w.mu.Lock()

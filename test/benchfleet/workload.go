@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/time/rate"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -123,9 +125,9 @@ func deleteDeployments(ctx context.Context, cs kubernetes.Interface, ns string) 
 // fallback when the controllers leave pods behind: a DeleteCollection of
 // 10,000 pods times out on the API server). It returns how many calls
 // failed other than with NotFound.
-func deletePods(ctx context.Context, cs kubernetes.Interface, ns string, names []string, workers int) int {
+func deletePods(ctx context.Context, cs kubernetes.Interface, ns string, names []string, workers int, limit *rate.Limiter) int {
 	var failed atomic.Int64
-	eachName(ctx, names, workers, func(name string) {
+	eachName(ctx, names, workers, limit, func(name string) {
 		err := cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			failed.Add(1)
@@ -134,9 +136,10 @@ func deletePods(ctx context.Context, cs kubernetes.Interface, ns string, names [
 	return int(failed.Load())
 }
 
-// eachName calls do with every name, workers calls at a time, until the
-// names or ctx end; it returns once every call has.
-func eachName(ctx context.Context, names []string, workers int, do func(name string)) {
+// eachName calls do with every name, workers calls at a time and, with a
+// limiter, no faster than it allows, until the names or ctx end; it returns
+// once every call has.
+func eachName(ctx context.Context, names []string, workers int, limit *rate.Limiter, do func(name string)) {
 	ch := make(chan string)
 	var wg sync.WaitGroup
 	for range workers {
@@ -149,6 +152,9 @@ func eachName(ctx context.Context, names []string, workers int, do func(name str
 		}()
 	}
 	for _, n := range names {
+		if limit != nil && limit.Wait(ctx) != nil {
+			break
+		}
 		select {
 		case ch <- n:
 		case <-ctx.Done():
