@@ -160,26 +160,68 @@ func (s *side) nodesReady(ctx context.Context, n int) error {
 }
 
 // podsUp creates the pods (as Deployments, or bound to the nodes with
-// -placement direct) and waits until all of them are up.
+// -placement direct) and waits until all of them are up. Direct creations
+// run while it waits, so that the progress lines show the pods coming up
+// and the Leases as they are created.
 func (s *side) podsUp(ctx context.Context, ds ...int32Deployment) error {
 	want := 0
 	for _, d := range ds {
 		want += int(d.n)
-		if s.cfg.placement == placementDirect {
-			if err := createBoundPods(ctx, s.cs, namespace, d.name, d.role, int(d.n), s.w.readyNodeNames(), s.cfg.directLimiter()); err != nil {
-				return err
+	}
+	cond := func() bool { total, up := s.w.podCounts(); return total == want && up == want }
+	progress := func() string {
+		total, up := s.w.podCounts()
+		return fmt.Sprintf("%d pods, %d of %d up", total, up, want)
+	}
+	if s.cfg.placement == placementDirect {
+		nodes := s.w.readyNodeNames()
+		return s.waitWhile(ctx, func(ctx context.Context) error {
+			for _, d := range ds {
+				if err := createBoundPods(ctx, s.cs, namespace, d.name, d.role, int(d.n), nodes, s.cfg.directLimiter()); err != nil {
+					return err
+				}
 			}
-			continue
-		}
+			return nil
+		}, cond, progress)
+	}
+	for _, d := range ds {
 		if _, err := s.cs.AppsV1().Deployments(namespace).Create(ctx, deployment(d.name, d.role, d.n), metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create deployment %s: %w", d.name, err)
 		}
 	}
-	return s.waitUntil(ctx, s.cfg.timeout, func() bool { total, up := s.w.podCounts(); return total == want && up == want },
-		func() string {
-			total, up := s.w.podCounts()
-			return fmt.Sprintf("%d pods, %d of %d up", total, up, want)
-		})
+	return s.waitUntil(ctx, s.cfg.timeout, cond, progress)
+}
+
+// waitWhile runs work while it waits, as waitUntil, for cond. It returns
+// work's error, if any, as soon as work returns it, else the wait's; work's
+// context ends when waitWhile returns, and waitWhile returns after work.
+func (s *side) waitWhile(ctx context.Context, work func(context.Context) error, cond func() bool, progress func() string) error {
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- work(wctx) }()
+	var workErr error
+	workDone := false
+	err := s.waitUntil(ctx, s.cfg.timeout, func() bool {
+		if !workDone {
+			select {
+			case workErr = <-done:
+				workDone = true
+			default:
+			}
+		}
+		return workErr != nil || cond()
+	}, progress)
+	cancel()
+	if !workDone {
+		workErr = <-done
+		if errors.Is(workErr, context.Canceled) && ctx.Err() == nil {
+			workErr = nil // ended by the wait's own end
+		}
+	}
+	if workErr != nil {
+		return workErr
+	}
+	return err
 }
 
 // int32Deployment is a Deployment to create: n pods of role.
@@ -209,8 +251,8 @@ func (s *side) hold(ctx context.Context, d time.Duration) error {
 // deletes every pod one by one and waits until none is left.
 func (s *side) podsGone(ctx context.Context) error {
 	if s.cfg.placement == placementDirect {
-		s.deleteAllPods(ctx)
-		return s.waitUntil(ctx, s.cfg.timeout, func() bool { total, _ := s.w.podCounts(); return total == 0 },
+		return s.waitWhile(ctx, func(ctx context.Context) error { s.deleteAllPods(ctx); return nil },
+			func() bool { total, _ := s.w.podCounts(); return total == 0 },
 			func() string { total, _ := s.w.podCounts(); return fmt.Sprintf("%d pods left", total) })
 	}
 	if err := scaleToZero(ctx, s.cs, namespace); err != nil {
