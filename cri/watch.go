@@ -127,7 +127,13 @@ func NewWatcher(c *Client, opts WatchOptions) *Watcher {
 // periodically, and "" before Run has started either.
 func (w *Watcher) Mode() string { return w.mode.Load().(string) }
 
+// setMode stores m, and logs a change. Run calls it on every turn of its
+// loop (each node's watcher about once a second): the mode is compared
+// first, since storing a string in the atomic.Value allocates.
 func (w *Watcher) setMode(m string) {
+	if w.mode.Load().(string) == m {
+		return
+	}
 	if old := w.mode.Swap(m); old != m {
 		w.log.Info("runtime watch mode", zap.String("mode", m), zap.String("previous", old.(string)))
 	}
