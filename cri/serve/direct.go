@@ -25,6 +25,14 @@ type DirectOptions struct {
 	// ClientStats sees each call as a gRPC client's stats handler does
 	// (cri.TracingStatsHandler traces them); nil: none.
 	ClientStats stats.Handler
+	// OwnReplies promises that every unary reply of the runtime (and of the
+	// interceptors, which then pass it on or return none) is a message made
+	// for that call, which the runtime keeps nothing of: no message, list,
+	// map or bytes of it is held or changed by anything else once it is
+	// returned. The caller then takes each reply over instead of copying it
+	// (the runtime's listings were most of what a fleet's nodes copied).
+	// Requests are copied either way.
+	OwnReplies bool
 }
 
 // Direct returns a connection to rt, a runtime in the same process, for
@@ -36,8 +44,9 @@ type DirectOptions struct {
 //
 // What holds, as over a socket: requests and replies are copies (merged
 // into fresh messages by proto.Merge, which copies every message, list,
-// map and bytes field and shares only the immutable strings), so client
-// and runtime share no message; each call sees the caller's deadline,
+// map and bytes field and shares only the immutable strings), or with
+// OwnReplies, replies made for the call and handed over, so client and
+// runtime share no message; each call sees the caller's deadline,
 // cancellation and outgoing metadata (not its other context values);
 // errors keep their gRPC status; streams (GetContainerEvents) are served.
 // A unary call runs in the caller's goroutine (directUnary), so its handler
@@ -55,7 +64,7 @@ func Direct(rt Runtime, o DirectOptions) (conn grpc.ClientConnInterface, stop fu
 	reg := grpchan.WithStreamInterceptors(ch, append([]grpc.StreamServerInterceptor{l.stream, sendEmptyHeaders}, o.Stream...)...)
 	runtimeapi.RegisterRuntimeServiceServer(reg, rt) // for the streams
 	runtimeapi.RegisterImageServiceServer(reg, rt)
-	u := newDirectUnary(o.Unary, o.ClientStats)
+	u := newDirectUnary(o.Unary, o.ClientStats, o.OwnReplies)
 	u.register(&runtimeapi.RuntimeService_ServiceDesc, rt)
 	u.register(&runtimeapi.ImageService_ServiceDesc, rt)
 	return &directConn{Channel: ch, life: l, unary: u}, l.end
@@ -125,7 +134,12 @@ func (streamCloner) Clone(in any) (any, error) {
 }
 
 // Copy implements inprocgrpc.Cloner: in is a Clone, which out takes over.
-func (streamCloner) Copy(out, in any) error {
+func (streamCloner) Copy(out, in any) error { return handOver(out, in) }
+
+// handOver sets out, a message of in's type, to in's fields, without
+// copying them: out then holds what in held. Sound only when nothing else
+// holds in or anything in it.
+func handOver(out, in any) error {
 	o, i, err := messages(out, in)
 	if err != nil {
 		return err

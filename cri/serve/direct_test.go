@@ -90,6 +90,40 @@ func TestDirectServesARuntimeWithCopies(t *testing.T) {
 	}
 }
 
+// With OwnReplies the client takes the runtime's reply over, no copy made
+// (the runtime promised to keep nothing of it); requests are still copies.
+func TestDirectOwnRepliesHandsRepliesOver(t *testing.T) {
+	ctx := context.Background()
+	c := &runtimeapi.Container{Id: "c1", Labels: map[string]string{"a": "b"}}
+	rt := listing{shared: &shared{}, c: c}
+	conn, stop := Direct(rt, DirectOptions{OwnReplies: true})
+	defer stop()
+	rc := runtimeapi.NewRuntimeServiceClient(conn)
+	req := &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{Id: "a"}}
+	got, err := rc.ListContainers(ctx, req)
+	if err != nil || len(got.Containers) != 1 || got.Containers[0].Labels["a"] != "b" {
+		t.Fatalf("ListContainers = %v, %v", got, err)
+	}
+	if got.Containers[0] != c {
+		t.Error("the reply's container is a copy: the reply was copied, not handed over")
+	}
+	if rt.lastReq == req || rt.lastReq.GetFilter() == req.Filter || rt.lastReq.GetFilter().GetId() != "a" {
+		t.Errorf("the runtime got %v: the client's own request message, not a copy", rt.lastReq)
+	}
+}
+
+// listing answers ListContainers with its one container itself (a runtime
+// that would break OwnReplies' promise, to see that nothing is copied).
+type listing struct {
+	*shared
+	c *runtimeapi.Container
+}
+
+func (l listing) ListContainers(_ context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
+	l.lastReq = req
+	return &runtimeapi.ListContainersResponse{Containers: []*runtimeapi.Container{l.c}}, nil
+}
+
 // The interceptors run around each call in order, the first outermost, and
 // see the full method name; an error they return is the caller's.
 func TestDirectRunsInterceptorsInOrder(t *testing.T) {

@@ -22,7 +22,8 @@ import (
 // goroutine's start and a channel's hand-off).
 //
 // What holds as over the channel: the handler gets a copy of the request
-// and the caller a copy of the reply (copyMessage); the interceptors run
+// and the caller a copy of the reply (copyMessage; with OwnReplies the
+// reply itself, handed over); the interceptors run
 // around it, the first outermost; the handler's context has the caller's
 // deadline and cancellation, the caller's outgoing metadata as incoming,
 // an in-process peer and none of the caller's other values; a caller whose
@@ -34,6 +35,8 @@ type directUnary struct {
 	methods   map[string]directMethod // by full method name, "/service/method"
 	intercept grpc.UnaryServerInterceptor
 	stats     stats.Handler
+	// ownReplies: replies are handed over, not copied (DirectOptions.OwnReplies).
+	ownReplies bool
 }
 
 // directMethod is one unary method and the server it calls.
@@ -42,8 +45,8 @@ type directMethod struct {
 	handler grpc.MethodHandler
 }
 
-func newDirectUnary(interceptors []grpc.UnaryServerInterceptor, st stats.Handler) *directUnary {
-	return &directUnary{methods: map[string]directMethod{}, intercept: chainUnary(interceptors), stats: st}
+func newDirectUnary(interceptors []grpc.UnaryServerInterceptor, st stats.Handler, ownReplies bool) *directUnary {
+	return &directUnary{methods: map[string]directMethod{}, intercept: chainUnary(interceptors), stats: st, ownReplies: ownReplies}
 }
 
 // register adds the unary methods of a service.
@@ -53,7 +56,8 @@ func (u *directUnary) register(sd *grpc.ServiceDesc, srv any) {
 	}
 }
 
-// invoke calls method with a copy of req and copies its answer into reply.
+// invoke calls method with a copy of req and copies its answer into reply
+// (or, with ownReplies, hands it over).
 func (u *directUnary) invoke(ctx context.Context, method string, req, reply any) (err error) {
 	m, ok := u.methods[method]
 	if !ok {
@@ -77,7 +81,11 @@ func (u *directUnary) invoke(ctx context.Context, method string, req, reply any)
 	if v == nil || (reflect.ValueOf(v).Kind() == reflect.Pointer && reflect.ValueOf(v).IsNil()) {
 		return status.Errorf(codes.Internal, "in-process CRI: %s returned neither an error nor a reply", method)
 	}
-	if err := copyMessage(reply, v); err != nil {
+	fill := copyMessage
+	if u.ownReplies {
+		fill = handOver
+	}
+	if err := fill(reply, v); err != nil {
 		return err
 	}
 	if u.stats != nil {

@@ -43,6 +43,10 @@
 //     references are normalised like Docker's ("busybox" is
 //     "docker.io/library/busybox:latest"). A reference containing
 //     "notfound" fails to pull with NotFound.
+//   - Every reply is made for its call: it shares no message, list, map or
+//     bytes with the runtime's records or with another reply, so a caller
+//     may keep or change it (Direct hands replies over without a copy;
+//     TestRepliesShareNothing).
 //   - ExecSync runs nothing: it answers SIM_EXEC_EXIT_CODE.
 //     Exec, Attach, PortForward and the checkpoint/restore RPCs answer
 //     Unimplemented. Stats are synthetic (see Resource usage); no

@@ -36,8 +36,13 @@ func inProcess(ctx context.Context, rt *Runtime, size int, opts ...grpc.DialOpti
 // the calls and streams in flight; rt stays usable. clientStats (nil:
 // none) sees each call as a client's stats handler does
 // (cri.TracingStatsHandler).
+//
+// The caller takes rt's replies over without a copy
+// (serve.DirectOptions.OwnReplies): rt makes each reply for its call and
+// keeps nothing of it (TestRepliesShareNothing), and the fault plan's
+// interceptor passes the reply on or fails the call.
 func Direct(rt *Runtime, clientStats stats.Handler) (conn grpc.ClientConnInterface, stop func()) {
-	o := serve.DirectOptions{ClientStats: clientStats}
+	o := serve.DirectOptions{ClientStats: clientStats, OwnReplies: true}
 	if rt.faults != nil {
 		o.Unary = append(o.Unary, rt.faults.UnaryServerInterceptor())
 		o.Stream = append(o.Stream, rt.faults.StreamServerInterceptor())

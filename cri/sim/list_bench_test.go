@@ -7,6 +7,8 @@ import (
 
 	"go.uber.org/zap"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/actorlet/actorlet/cri/serve"
 )
 
 // Labels actorlet puts on its sandboxes and containers (see package cri).
@@ -105,6 +107,36 @@ func BenchmarkListByPodUID(b *testing.B) {
 				}})
 				if err != nil || len(resp.Containers) != 1 {
 					b.Fatalf("ListContainers of pod %s: %d items, %v", n.uids[i], len(resp.GetContainers()), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDirectListContainers lists a fleet node's 100 running
+// containers over a Direct connection, as log rotation and the CRI
+// watcher's relists do: with the replies handed over (Direct, what the
+// fleet uses) and copied (serve.Direct without OwnReplies).
+func BenchmarkDirectListContainers(b *testing.B) {
+	n := newBenchNode(b, 100)
+	for _, tc := range []struct {
+		name string
+		own  bool
+	}{{"handed-over", true}, {"copied", false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			conn, stop := serve.Direct(n.rt, serve.DirectOptions{OwnReplies: tc.own})
+			defer stop()
+			rc := runtimeapi.NewRuntimeServiceClient(conn)
+			ctx := context.Background()
+			req := &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
+				State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
+				LabelSelector: map[string]string{benchLabelManaged: "true"},
+			}}
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, err := rc.ListContainers(ctx, req)
+				if err != nil || len(resp.Containers) != 100 {
+					b.Fatalf("ListContainers: %d containers, %v", len(resp.GetContainers()), err)
 				}
 			}
 		})
