@@ -20,4 +20,10 @@
 // being Ready, and the load average. It prints a Markdown table of both
 // sides. `make bench-fleet` runs it (FLEET_FLAGS passes flags); it is a
 // benchmark, not part of `make test`.
+//
+// With -placement direct the harness creates the pods itself, bound to the
+// nodes, and deletes them one by one; -direct-rate bounds how many a
+// second. Every 15 s of a phase's wait a progress line gives the phase's
+// Leases seen older than 40 s so far and the node process's RSS, so a
+// ramp shows at how many pods the first Lease went stale.
 package main
