@@ -141,16 +141,21 @@ func (w *watch) sweep(ctx context.Context) {
 func (w *watch) peek() leaseStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return leaseStats{Stale: len(w.stale), LongestGap: w.gap, NotReady: len(w.downNow)}
+	return w.statsLocked()
 }
 
 // take returns the statistics since the last take and starts new ones.
 func (w *watch) take() leaseStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	s := leaseStats{Stale: len(w.stale), LongestGap: w.gap, NotReady: len(w.downNow)}
+	s := w.statsLocked()
 	w.stale, w.gap, w.downNow = map[string]bool{}, 0, map[string]bool{}
 	return s
+}
+
+// statsLocked is the statistics since the last take; w.mu is held.
+func (w *watch) statsLocked() leaseStats {
+	return leaseStats{Stale: len(w.stale), LongestGap: w.gap, NotReady: len(w.downNow)}
 }
 
 // readyNodes counts the bench's nodes that are Ready.
