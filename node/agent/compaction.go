@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"go.uber.org/zap"
@@ -22,12 +23,14 @@ func compactionPeriod(retention time.Duration) time.Duration {
 
 // compactRemovedLoop runs compactRemoved every compactionPeriod until ctx
 // ends: removed pods are compacted while the node runs, not only at start.
-// The first run is one period after start: recovery has just compacted
-// (recoverState), and a second read of every stream while the pods' actors
-// start would only compete with them.
+// The first run is between half a period and a period after start
+// (firstCompaction): recovery has just compacted (recoverState), a second
+// read of every stream while the pods' actors start would only compete with
+// them, and the nodes of a fleet, started together, would otherwise read
+// all their streams within the same seconds of every period.
 func compactRemovedLoop(ctx context.Context, j *journal.Journal, retention time.Duration, log *zap.Logger) {
 	period := compactionPeriod(retention)
-	first := time.NewTimer(period)
+	first := time.NewTimer(firstCompaction(period, rand.Float64()))
 	select {
 	case <-ctx.Done():
 		first.Stop()
@@ -43,6 +46,13 @@ func compactRemovedLoop(ctx context.Context, j *journal.Journal, retention time.
 			log.Info("compacted removed pods out of the journal", zap.Int("pods", n))
 		}
 	}, period)
+}
+
+// firstCompaction is how long after start the first compaction runs, for
+// r in [0, 1): from half a period (r = 0) up to a period. Never more than a
+// period, so the bound of compactionPeriod holds from the first run on.
+func firstCompaction(period time.Duration, r float64) time.Duration {
+	return period/2 + time.Duration(r*float64(period-period/2))
 }
 
 // compactRemoved deletes from the journal every pod that was removed and

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -54,5 +55,29 @@ func TestCompactRemovedHonoursRetention(t *testing.T) {
 	}
 	if got := compactionPeriod(time.Hour); got != 10*time.Minute {
 		t.Fatalf("period %v", got)
+	}
+}
+
+func TestFirstCompactionIsWithinAPeriod(t *testing.T) {
+	period := 10 * time.Minute
+	for _, c := range []struct {
+		r    float64
+		want time.Duration
+	}{{0, 5 * time.Minute}, {0.5, 7*time.Minute + 30*time.Second}, {0.999999, period - 300*time.Microsecond}} {
+		if got := firstCompaction(period, c.r); got != c.want {
+			t.Errorf("firstCompaction(%v, %v) = %v, want %v", period, c.r, got, c.want)
+		}
+	}
+	// Spread: the nodes of a fleet do not all pick the same second.
+	seen := map[time.Duration]bool{}
+	for range 100 {
+		d := firstCompaction(period, rand.Float64())
+		if d < period/2 || d >= period {
+			t.Fatalf("first compaction after %v, want in [%v, %v)", d, period/2, period)
+		}
+		seen[d.Truncate(time.Second)] = true
+	}
+	if len(seen) < 50 {
+		t.Fatalf("100 first compactions fell on %d distinct seconds", len(seen))
 	}
 }
