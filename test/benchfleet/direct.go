@@ -29,13 +29,37 @@ const (
 	placementDirect = "direct"
 )
 
-// directLimiter is -direct-rate's limiter for one phase's creations or
-// deletions with -placement direct, or nil when there is none.
-func (c *config) directLimiter() *rate.Limiter {
-	if c.placement != placementDirect || c.directRate <= 0 {
+// directLimiter is -direct-rate's limiter for one phase's creations, or
+// for its deletions -delete-rate's (-direct-rate's when that is not set),
+// with -placement direct; nil when there is none.
+func (c *config) directLimiter(deletions bool) *rate.Limiter {
+	r := c.directRate
+	if deletions && c.deleteRate >= 0 {
+		r = c.deleteRate
+	}
+	if c.placement != placementDirect || r <= 0 {
 		return nil
 	}
-	return rate.NewLimiter(rate.Limit(c.directRate), 1)
+	return rate.NewLimiter(rate.Limit(r), 1)
+}
+
+// directPace is the table's note of -direct-rate and -delete-rate ("" when
+// neither bounds anything).
+func (c *config) directPace() string {
+	create, del := c.directLimiter(false), c.directLimiter(true)
+	switch {
+	case create == nil && del == nil:
+		return ""
+	case create != nil && del != nil && create.Limit() == del.Limit():
+		return fmt.Sprintf("\npods created and deleted at %g a second at most\n", float64(create.Limit()))
+	}
+	pace := func(l *rate.Limiter) string {
+		if l == nil {
+			return "as fast as the API server took them"
+		}
+		return fmt.Sprintf("at %g a second at most", float64(l.Limit()))
+	}
+	return fmt.Sprintf("\npods created %s, deleted %s\n", pace(create), pace(del))
 }
 
 // createWorkers is how many pod creations or deletions are in flight at
@@ -79,7 +103,7 @@ func createBoundPods(ctx context.Context, cs kubernetes.Interface, ns, name, rol
 }
 
 // deleteAllPods deletes, one by one, createWorkers at a time (and, with
-// -placement direct, no faster than -direct-rate), every pod of the watched
+// -placement direct, no faster than -delete-rate), every pod of the watched
 // namespace not yet being deleted.
 func (s *side) deleteAllPods(ctx context.Context) {
 	var names []string
@@ -88,7 +112,7 @@ func (s *side) deleteAllPods(ctx context.Context) {
 			names = append(names, p.Name)
 		}
 	}
-	if failed := deletePods(ctx, s.cs, namespace, names, createWorkers, s.cfg.directLimiter()); failed > 0 {
+	if failed := deletePods(ctx, s.cs, namespace, names, createWorkers, s.cfg.directLimiter(true)); failed > 0 {
 		log.Printf("%s: %d of %d pod deletions failed", s.name, failed, len(names))
 	}
 }

@@ -41,8 +41,10 @@ type config struct {
 	fleetMemLimit           string
 	placement               string
 	// directRate bounds the pod creations and deletions per second of
-	// -placement direct (0: only createWorkers bounds them).
-	directRate float64
+	// -placement direct (0: only createWorkers bounds them); deleteRate,
+	// when 0 or more, bounds the deletions instead (0: unbounded; below
+	// 0: as directRate).
+	directRate, deleteRate float64
 }
 
 func parseFlags() *config {
@@ -72,6 +74,7 @@ func parseFlags() *config {
 	flag.StringVar(&c.fleetArgs, "fleet-args", "", "more flags of actorlet fleet, space-separated")
 	flag.StringVar(&c.placement, "placement", placementScheduler, "how pods reach the nodes: scheduler (Deployments, kube-scheduler binds them) or direct (the bench creates them bound to the nodes round-robin and deletes them one by one)")
 	flag.Float64Var(&c.directRate, "direct-rate", 0, "with -placement direct: pod creations and deletions per second at most (0: as fast as the bench's workers and the API server go)")
+	flag.Float64Var(&c.deleteRate, "delete-rate", -1, "with -placement direct: pod deletions per second at most (0: as fast as the bench's workers and the API server go; default: as -direct-rate)")
 	flag.StringVar(&c.fleetMemLimit, "fleet-gomemlimit", "", "the fleet process's GOMEMLIMIT (e.g. 1800MiB; default none)")
 	flag.Parse()
 	c.sides = strings.Split(sides, ",")
@@ -125,8 +128,8 @@ func main() {
 	}
 	text := fmt.Sprintf("benchfleet %s, commit %s: %d nodes, %d pods, steady %s, faulty %d pods held %s; pods placed by %s; control plane QPS %d, apiserver inflight %d\n\n%s",
 		started.Format("2006-01-02 15:04 UTC"), commit(), c.nodes, c.pods, c.steady, c.faultyPods, c.faultySteady, c.placement, c.qps, c.inflight, markdownTable(rows))
-	if c.placement == placementDirect && c.directRate > 0 {
-		text += fmt.Sprintf("\npods created and deleted at %g a second at most\n", c.directRate)
+	if c.placement == placementDirect {
+		text += c.directPace()
 	}
 	if c.fleetMemLimit != "" {
 		text += "\nactorlet fleet ran with GOMEMLIMIT=" + c.fleetMemLimit + "\n"

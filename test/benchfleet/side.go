@@ -177,7 +177,7 @@ func (s *side) podsUp(ctx context.Context, ds ...int32Deployment) error {
 		nodes := s.w.readyNodeNames()
 		return s.waitWhile(ctx, func(ctx context.Context) error {
 			for _, d := range ds {
-				if err := createBoundPods(ctx, s.cs, namespace, d.name, d.role, int(d.n), nodes, s.cfg.directLimiter()); err != nil {
+				if err := createBoundPods(ctx, s.cs, namespace, d.name, d.role, int(d.n), nodes, s.cfg.directLimiter(false)); err != nil {
 					return err
 				}
 			}
