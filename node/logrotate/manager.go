@@ -111,17 +111,21 @@ func (m *Manager) RotateOnce(ctx context.Context) error {
 		return fmt.Errorf("logrotate: list containers: %w", err)
 	}
 	// The runtime should have filtered; check again, since touching another tenant's or an
-	// exited container's files is what must never happen.
-	var todo []*runtimeapi.Container
+	// exited container's files is what must never happen. The pass keeps what it reads of
+	// each container, not the listing: a node's workers take a while over their stat calls,
+	// and a fleet's nodes, each with a pass under way most of the time, held their listings
+	// (labels, annotations and all: about 1.2 KB a container) until the end of the pass.
+	var todo []listed
 	for _, c := range list {
 		if c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING && c.GetLabels()[cri.LabelManaged] == cri.ManagedValue {
-			todo = append(todo, c)
+			todo = append(todo, listed{id: c.GetId(), name: c.GetMetadata().GetName(),
+				namespace: c.GetLabels()[cri.LabelPodNamespace], pod: c.GetLabels()[cri.LabelPodName]})
 		}
 	}
 
 	m.keepPaths(todo)
 
-	jobs := make(chan *runtimeapi.Container)
+	jobs := make(chan listed)
 	var (
 		wg   sync.WaitGroup
 		emu  sync.Mutex
@@ -146,9 +150,16 @@ func (m *Manager) RotateOnce(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// listed is what a pass keeps of a running container of its listing.
+type listed struct {
+	id string
+	// namespace and pod are the pod's, name the container's: for logs only.
+	namespace, pod, name string
+}
+
 // container rotates the log of the running container c if it is large enough.
-func (m *Manager) container(ctx context.Context, c *runtimeapi.Container) error {
-	id := c.GetId()
+func (m *Manager) container(ctx context.Context, c listed) error {
+	id := c.id
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("logrotate: container %q: %w", id, err)
 	}
@@ -159,9 +170,8 @@ func (m *Manager) container(ctx context.Context, c *runtimeapi.Container) error 
 	// The logger with the container's fields, made only when something is
 	// logged: most passes log nothing for most containers.
 	logger := func() *zap.Logger {
-		return m.log.With(zap.String("containerID", id),
-			zap.String("pod", c.GetLabels()[cri.LabelPodNamespace]+"/"+c.GetLabels()[cri.LabelPodName]),
-			zap.String("container", c.GetMetadata().GetName()), zap.String("path", path))
+		return m.log.With(zap.String("containerID", id), zap.String("pod", c.namespace+"/"+c.pod),
+			zap.String("container", c.name), zap.String("path", path))
 	}
 
 	info, err := os.Stat(path)
@@ -230,13 +240,13 @@ func (m *Manager) logPath(ctx context.Context, id string) (string, error) {
 }
 
 // keepPaths forgets the log paths of containers not in listed.
-func (m *Manager) keepPaths(listed []*runtimeapi.Container) {
+func (m *Manager) keepPaths(todo []listed) {
 	if len(m.paths) == 0 {
 		return
 	}
-	ids := make(map[string]struct{}, len(listed))
-	for _, c := range listed {
-		ids[c.GetId()] = struct{}{}
+	ids := make(map[string]struct{}, len(todo))
+	for _, c := range todo {
+		ids[c.id] = struct{}{}
 	}
 	m.pmu.Lock()
 	maps.DeleteFunc(m.paths, func(id, _ string) bool { _, ok := ids[id]; return !ok })
