@@ -239,7 +239,7 @@ func (m *Manager) logPath(ctx context.Context, id string) (string, error) {
 	return st.GetLogPath(), nil
 }
 
-// keepPaths forgets the log paths of containers not in listed.
+// keepPaths forgets the log paths of containers not in todo, the pass's listing.
 func (m *Manager) keepPaths(todo []listed) {
 	if len(m.paths) == 0 {
 		return
