@@ -44,7 +44,7 @@ func (c *config) directLimiter(deletions bool) *rate.Limiter {
 }
 
 // directPace is the table's note of -direct-rate and -delete-rate ("" when
-// neither bounds anything).
+// neither bounds anything, as without -placement direct).
 func (c *config) directPace() string {
 	create, del := c.directLimiter(false), c.directLimiter(true)
 	switch {

@@ -23,7 +23,7 @@
 //
 // With -placement direct the harness creates the pods itself, bound to the
 // nodes, and deletes them one by one; -direct-rate bounds how many a
-// second. Every 15 s of a phase's wait a progress line gives the phase's
+// second (-delete-rate, the deletions on their own). Every 15 s of a phase's wait a progress line gives the phase's
 // Leases seen older than 40 s so far and the node process's RSS, so a
 // ramp shows at how many pods the first Lease went stale.
 package main

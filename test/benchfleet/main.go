@@ -128,9 +128,7 @@ func main() {
 	}
 	text := fmt.Sprintf("benchfleet %s, commit %s: %d nodes, %d pods, steady %s, faulty %d pods held %s; pods placed by %s; control plane QPS %d, apiserver inflight %d\n\n%s",
 		started.Format("2006-01-02 15:04 UTC"), commit(), c.nodes, c.pods, c.steady, c.faultyPods, c.faultySteady, c.placement, c.qps, c.inflight, markdownTable(rows))
-	if c.placement == placementDirect {
-		text += c.directPace()
-	}
+	text += c.directPace()
 	if c.fleetMemLimit != "" {
 		text += "\nactorlet fleet ran with GOMEMLIMIT=" + c.fleetMemLimit + "\n"
 	}
