@@ -314,6 +314,21 @@ func (m *indexModel) scanContainers(keep func(*container) bool) []string {
 
 // checkIndex checks that the indexes hold exactly the live objects that
 // carry the label, under its value, oldest first.
+// counts checks that Counts is what listings without filters count.
+func (m *indexModel) counts(t *rapid.T) {
+	sbs, err := m.rt.ListPodSandbox(m.ctx, &runtimeapi.ListPodSandboxRequest{})
+	if err != nil {
+		t.Fatalf("ListPodSandbox: %v", err)
+	}
+	cs, err := m.rt.ListContainers(m.ctx, &runtimeapi.ListContainersRequest{})
+	if err != nil {
+		t.Fatalf("ListContainers: %v", err)
+	}
+	if gotS, gotC := m.rt.Counts(); gotS != len(sbs.Items) || gotC != len(cs.Containers) {
+		t.Fatalf("Counts() = %d sandboxes, %d containers; listed %d and %d", gotS, gotC, len(sbs.Items), len(cs.Containers))
+	}
+}
+
 func (m *indexModel) checkIndex(t *rapid.T) {
 	m.rt.mu.Lock()
 	defer m.rt.mu.Unlock()
@@ -424,6 +439,7 @@ func TestListIndexAgreesWithScan(t *testing.T) {
 			"removeContainer": m.removeContainer,
 			"listSandboxes":   m.listSandboxes,
 			"listContainers":  m.listContainers,
+			"counts":          m.counts,
 			"":                m.checkIndex,
 		})
 	})

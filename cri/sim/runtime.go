@@ -258,6 +258,15 @@ func (r *Runtime) Info() Info {
 	return r.infoLocked()
 }
 
+// Counts returns how many sandboxes and containers the runtime holds,
+// without listing them: what a ListPodSandbox and a ListContainers without
+// filters would count.
+func (r *Runtime) Counts() (sandboxes, containers int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.sandboxes), len(r.containers)
+}
+
 func (r *Runtime) infoLocked() Info {
 	in := Info{
 		Sandboxes:      len(r.sandboxes),

@@ -488,9 +488,9 @@ func stopFleetNodes(nodes []*fleetNode, grace time.Duration, log *zap.Logger) {
 			if err := n.built.agent.Err(); err != nil {
 				log.Error("node stopped with an error", zap.String("node", n.name), zap.Error(err))
 			}
-			sbs, _ := n.built.runtime.ListPodSandbox(ctx, nil)
+			sbs, _, _ := n.built.counts(ctx)
 			mu.Lock()
-			sandboxes += len(sbs)
+			sandboxes += sbs
 			mu.Unlock()
 			n.built.close()
 		}()

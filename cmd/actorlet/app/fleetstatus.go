@@ -60,13 +60,8 @@ func report(ctx context.Context, nodes []*fleetNode, shared *sharedInformers) fl
 		} else {
 			errs = append(errs, err)
 		}
-		if sbs, err := n.built.runtime.ListPodSandbox(ctx, nil); err == nil {
-			st.Sandboxes = len(sbs)
-		} else {
-			errs = append(errs, err)
-		}
-		if cs, err := n.built.runtime.ListContainers(ctx, nil); err == nil {
-			st.Containers = len(cs)
+		if sbs, cs, err := n.built.counts(ctx); err == nil {
+			st.Sandboxes, st.Containers = sbs, cs
 		} else {
 			errs = append(errs, err)
 		}
@@ -81,7 +76,9 @@ func report(ctx context.Context, nodes []*fleetNode, shared *sharedInformers) fl
 	return r
 }
 
-// runtimeCollector exports the runtimes' sandboxes and containers.
+// runtimeCollector exports the runtimes' sandboxes and containers, as the
+// runtimes count them (a simulated runtime without listing them: a listing
+// of every container of a large fleet is tens of MB in flight per scrape).
 type runtimeCollector struct {
 	nodes                 []*fleetNode
 	sandboxes, containers *prometheus.Desc
@@ -96,11 +93,9 @@ func (c *runtimeCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, n := range c.nodes {
-		if sbs, err := n.built.runtime.ListPodSandbox(ctx, nil); err == nil {
-			ch <- prometheus.MustNewConstMetric(c.sandboxes, prometheus.GaugeValue, float64(len(sbs)), n.name)
-		}
-		if cs, err := n.built.runtime.ListContainers(ctx, nil); err == nil {
-			ch <- prometheus.MustNewConstMetric(c.containers, prometheus.GaugeValue, float64(len(cs)), n.name)
+		if sbs, cs, err := n.built.counts(ctx); err == nil {
+			ch <- prometheus.MustNewConstMetric(c.sandboxes, prometheus.GaugeValue, float64(sbs), n.name)
+			ch <- prometheus.MustNewConstMetric(c.containers, prometheus.GaugeValue, float64(cs), n.name)
 		}
 	}
 }

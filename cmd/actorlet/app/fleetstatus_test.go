@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,5 +40,32 @@ func TestFleetMetricsServeTheKubeletFamilies(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics has no %q", want)
 		}
+	}
+}
+
+// TestFleetMetricsCountEachRuntime: /metrics gives each node's sandboxes
+// and containers as its runtime counts them, and leaves out a node whose
+// runtime does not answer.
+func TestFleetMetricsCountEachRuntime(t *testing.T) {
+	counted := func(sbs, cs int, err error) runtimeCounts {
+		return func(context.Context) (int, int, error) { return sbs, cs, err }
+	}
+	nodes := []*fleetNode{
+		{name: "fleet-0", built: &builtNode{counts: counted(2, 3, nil)}},
+		{name: "fleet-1", built: &builtNode{counts: counted(0, 0, errors.New("runtime down"))}},
+	}
+	rr := httptest.NewRecorder()
+	fleetStatusHandler(nodes, nil, prometheus.NewRegistry()).ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rr.Body.String()
+	for _, want := range []string{
+		`actorlet_fleet_runtime_pod_sandboxes{node="fleet-0"} 2`,
+		`actorlet_fleet_runtime_containers{node="fleet-0"} 3`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics has no %q", want)
+		}
+	}
+	if strings.Contains(body, `node="fleet-1"`) {
+		t.Errorf("/metrics has a count of fleet-1, whose runtime did not answer")
 	}
 }

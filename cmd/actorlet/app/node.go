@@ -207,8 +207,8 @@ type builtNode struct {
 	health func(ctx context.Context) error
 	// actorsStopping quiets the actors' logging of their own stop.
 	actorsStopping func()
-	// runtime is the node's connection to its runtime.
-	runtime *cri.Client
+	// counts tells how many sandboxes and containers the runtime holds.
+	counts runtimeCounts
 	// close releases the API parts and the runtime, once the agent is done.
 	close func()
 }
@@ -246,7 +246,7 @@ func buildNode(ctx context.Context, nc *nodeConfig, p nodeParts) (b *builtNode, 
 	} else if km, err = kubeletmetrics.New(p.reg); err != nil {
 		return nil, err
 	}
-	client, closeRuntime, err := connectRuntime(ctx, kc.ContainerRuntimeEndpoint, kc.ImageServiceEndpoint, kc.RuntimeRequestTimeout.Duration,
+	client, counts, closeRuntime, err := connectRuntime(ctx, kc.ContainerRuntimeEndpoint, kc.ImageServiceEndpoint, kc.RuntimeRequestTimeout.Duration,
 		sim.Options{PodCIDR: nc.own.simPodCIDR, HostIP: nc.nodeIPs[0].String(), Latency: latency}, km, p.tp, log.Named("cri"))
 	if err != nil {
 		return nil, err
@@ -380,7 +380,7 @@ func buildNode(ctx context.Context, nc *nodeConfig, p nodeParts) (b *builtNode, 
 	if node, err = agent.New(opts...); err != nil {
 		return nil, err
 	}
-	return &builtNode{agent: node, health: healthCheck, actorsStopping: actorsStopping, runtime: client, close: closeAll}, nil
+	return &builtNode{agent: node, health: healthCheck, actorsStopping: actorsStopping, counts: counts, close: closeAll}, nil
 }
 
 // waitForRuntime asks the runtime for its version until it answers, as the
