@@ -285,7 +285,8 @@ func WithVolumePlugin(driver string, p volumes.Plugin) Option {
 // *volumes.Manager is the built-in one.
 type Volumes interface {
 	actors.Volumes
-	// Refresh rewrites the pod's projected content that changed.
+	// Refresh rewrites the pod's projected content that changed. pod is
+	// the node's own copy, shared: read only, and without its status.
 	Refresh(ctx context.Context, pod *corev1.Pod) error
 	// PodDirs lists the UIDs that have a pod directory.
 	PodDirs(ctx context.Context) ([]string, error)

@@ -20,14 +20,15 @@ func (a *Agent) volumeUpkeep(ctx context.Context, v Volumes, period time.Duratio
 	defer t.Stop()
 	for {
 		a.sweepOrphanVolumes(ctx, v)
-		for _, pod := range a.statuses.List() {
-			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || len(pod.Spec.Volumes) == 0 {
-				continue
+		// The stored pods, read only: Refresh reads the spec and metadata.
+		a.statuses.EachUnfinished(func(pod *corev1.Pod) {
+			if len(pod.Spec.Volumes) == 0 || ctx.Err() != nil {
+				return
 			}
 			if err := v.Refresh(ctx, pod); err != nil && ctx.Err() == nil {
 				a.log.Info("refresh pod volumes", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
 			}
-		}
+		})
 		select {
 		case <-ctx.Done():
 			return

@@ -13,7 +13,8 @@
 //     pod that comes back with the same UID, as a static pod whose manifest
 //     is restored does, starts afresh.
 //   - The Cache owns its pods: it stores a deep copy of what it is given,
-//     never changes a stored pod, and hands out deep copies.
+//     never changes a stored pod, and hands out deep copies, but for
+//     EachUnfinished, which hands its callback the stored pods, read only.
 //   - An update without a Pod (an orphan) keeps its UID's Seq but is not
 //     visible through List or Get and counts in no metric.
 //   - Metrics reflect the stored pods at the moment PodStatus returns, and a
