@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"go.uber.org/zap/zaptest"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -298,5 +299,81 @@ func TestPeriodicReadIsFromTheWatchCache(t *testing.T) {
 		if rv != "0" {
 			t.Errorf("read %d of the Node asked resourceVersion %q, want \"0\" (the watch cache)", i, rv)
 		}
+	}
+}
+
+// nodesFromTracker is a NodeGetter reading the fake client's objects
+// directly (not through its reactors, so not counted as API reads); with
+// gone set it holds no Node at all.
+type nodesFromTracker struct {
+	client *fake.Clientset
+	gone   bool
+	reads  atomic.Int32
+}
+
+func (g *nodesFromTracker) Get(name string) (*corev1.Node, error) {
+	g.reads.Add(1)
+	if g.gone {
+		return nil, apierrors.NewNotFound(corev1.Resource("nodes"), name)
+	}
+	obj, err := g.client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("nodes"), "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Node), nil
+}
+
+// countNodeCalls counts the client's reads (GET) and creations of Nodes.
+func countNodeCalls(client *fake.Clientset) (gets, creates *atomic.Int32) {
+	gets, creates = new(atomic.Int32), new(atomic.Int32)
+	client.PrependReactor("get", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		gets.Add(1)
+		return false, nil, nil
+	})
+	client.PrependReactor("create", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		creates.Add(1)
+		return false, nil, nil
+	})
+	return gets, creates
+}
+
+func spawnNode(t *testing.T, cfg Config) {
+	t.Helper()
+	system := actor.NewActorSystem()
+	t.Cleanup(system.Shutdown)
+	cfg.NodeName, cfg.Logger = "node-1", zaptest.NewLogger(t)
+	cfg.Health = func(context.Context) RuntimeHealth { return RuntimeHealth{Name: "sim", Version: "1"} }
+	system.Root.Spawn(Props(cfg))
+}
+
+// With Config.Nodes the periodic check reads the cache, not the API server.
+func TestPeriodicCheckReadsTheNodeCache(t *testing.T) {
+	client := fake.NewClientset()
+	gets, creates := countNodeCalls(client)
+	nodes := &nodesFromTracker{client: client}
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	spawnNode(t, Config{Client: client, Clock: clk, Nodes: nodes})
+	eventually(t, "three periodic reads of the cache", stepping(clk)(func() bool { return nodes.reads.Load() >= 3 }))
+	if n := gets.Load(); n != 0 {
+		t.Errorf("the actor read the Node from the API server %d times; want 0 (the cache holds it)", n)
+	}
+	if n := creates.Load(); n != 1 {
+		t.Errorf("the Node was created %d times, want once", n)
+	}
+}
+
+// A Node the cache does not hold is read from the API server before it
+// counts as gone: the actor does not register it again.
+func TestNodeMissingFromTheCacheIsReadFromTheServer(t *testing.T) {
+	client := fake.NewClientset()
+	gets, creates := countNodeCalls(client)
+	nodes := &nodesFromTracker{client: client, gone: true}
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	spawnNode(t, Config{Client: client, Clock: clk, Nodes: nodes})
+	eventually(t, "two reads from the API server after the cache missed", stepping(clk)(func() bool {
+		return nodes.reads.Load() >= 2 && gets.Load() >= 2
+	}))
+	if n := creates.Load(); n != 1 {
+		t.Errorf("the Node was created %d times, want once: a miss of the cache is not a deletion", n)
 	}
 }

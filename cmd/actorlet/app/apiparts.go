@@ -7,6 +7,8 @@ import (
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -40,11 +42,14 @@ type apiParts struct {
 
 // sharedInformers are the informers of cluster-wide objects that the nodes
 // of one process (actorlet fleet) share: every bound pod, dispatched by
-// node name, and the Services. They read as the process's own identity;
+// node name, the Services, and the Nodes (each node's periodic check of its
+// own: nodeactor.Config.Nodes). They read as the process's own identity;
 // each node's writes go through its own client.
 type sharedInformers struct {
 	pods     *apisource.Shared
 	services *podrefs.Services
+	nodes    corelisters.NodeLister
+	factory  informers.SharedInformerFactory // the Nodes'
 }
 
 // newSharedInformers builds them; start runs them until ctx ends, stop
@@ -54,17 +59,28 @@ func newSharedInformers(kube kubernetes.Interface) (*sharedInformers, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sharedInformers{pods: pods, services: podrefs.NewServices(kube)}, nil
+	// The Nodes without their managed fields, which no node reads.
+	f := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(func(obj any) (any, error) {
+		if m, err := meta.Accessor(obj); err == nil {
+			m.SetManagedFields(nil)
+		}
+		return obj, nil
+	}))
+	nodes := f.Core().V1().Nodes()
+	nodes.Informer() // registered with f, so that f.Start runs it
+	return &sharedInformers{pods: pods, services: podrefs.NewServices(kube), nodes: nodes.Lister(), factory: f}, nil
 }
 
 func (s *sharedInformers) start(ctx context.Context) {
 	s.pods.Start(ctx)
 	s.services.Start(ctx)
+	s.factory.Start(ctx.Done())
 }
 
 func (s *sharedInformers) stop() {
 	s.pods.Shutdown()
 	s.services.Shutdown()
+	s.factory.Shutdown()
 }
 
 // newAPIParts builds them for the node nodeName, whose API clients kube

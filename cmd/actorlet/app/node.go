@@ -291,6 +291,9 @@ func buildNode(ctx context.Context, nc *nodeConfig, p nodeParts) (b *builtNode, 
 		cfg.Machine = mach
 		cfg.Health, cfg.Logger = runtimeHealth(client), log.Named("node")
 		cfg.Events = api.recorder
+		if p.shared != nil {
+			cfg.Nodes = p.shared.nodes
+		}
 		nodeCfg = &cfg
 	}
 
