@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -308,7 +309,10 @@ func TestPeriodicReadIsFromTheWatchCache(t *testing.T) {
 type nodesFromTracker struct {
 	client *fake.Clientset
 	gone   bool
-	reads  atomic.Int32
+	// staleUID, if set, is the UID of the Node the cache holds: another
+	// Node of the name than the API server's.
+	staleUID types.UID
+	reads    atomic.Int32
 }
 
 func (g *nodesFromTracker) Get(name string) (*corev1.Node, error) {
@@ -320,7 +324,12 @@ func (g *nodesFromTracker) Get(name string) (*corev1.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return obj.(*corev1.Node), nil
+	n := obj.(*corev1.Node)
+	if g.staleUID != "" {
+		n = n.DeepCopy()
+		n.UID = g.staleUID
+	}
+	return n, nil
 }
 
 // countNodeCalls counts the client's reads (GET) and creations of Nodes.
@@ -362,12 +371,18 @@ func TestPeriodicCheckReadsTheNodeCache(t *testing.T) {
 	}
 }
 
-// A Node the cache does not hold is read from the API server before it
-// counts as gone: the actor does not register it again.
+// A Node the cache does not hold, or holds with another UID, is read from
+// the API server before it counts as gone: the actor does not register it
+// again.
 func TestNodeMissingFromTheCacheIsReadFromTheServer(t *testing.T) {
+	t.Run("not held", func(t *testing.T) { testCacheMiss(t, &nodesFromTracker{gone: true}) })
+	t.Run("another UID", func(t *testing.T) { testCacheMiss(t, &nodesFromTracker{staleUID: "an-older-node"}) })
+}
+
+func testCacheMiss(t *testing.T, nodes *nodesFromTracker) {
 	client := fake.NewClientset()
 	gets, creates := countNodeCalls(client)
-	nodes := &nodesFromTracker{client: client, gone: true}
+	nodes.client = client
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	spawnNode(t, Config{Client: client, Clock: clk, Nodes: nodes})
 	eventually(t, "two reads from the API server after the cache missed", stepping(clk)(func() bool {
