@@ -179,6 +179,11 @@ func (m *Manager) container(ctx context.Context, c listed) error {
 		// A reopen failed after the log was renamed (possibly by a kubelet or an actorlet that
 		// stopped mid-rotation): the runtime writes to a rotated file. Have it reopen.
 		if err := m.rt.ReopenContainerLog(ctx, id); err != nil {
+			if cri.KindOf(err) == cri.NotFound {
+				// Removed since the listing, its log with it (a pod
+				// being deleted): nothing to rotate, nothing wrong.
+				return nil
+			}
 			return fmt.Errorf("logrotate: container %q: log %q missing, reopen failed: %w", id, path, err)
 		}
 		logger().Info("reopened missing container log")

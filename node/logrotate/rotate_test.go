@@ -19,6 +19,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/actorlet/actorlet/cri"
 )
 
 const (
@@ -404,6 +406,21 @@ func TestRotateOnceReopensMissingLog(t *testing.T) {
 	h.rotateOnce(t)
 
 	assertNames(t, dir, "0.log")
+	if got := h.rt.reopenCalls(); !slices.Equal(got, []string{"c1"}) {
+		t.Errorf("ReopenContainerLog calls = %q, want [c1]", got)
+	}
+}
+
+// A container removed between the listing and the reopen of its missing
+// log (its pod deleted meanwhile) is no failure of the pass.
+func TestRotateOnceContainerGoneBeforeReopen(t *testing.T) {
+	h := newHarness(t, testPolicy())
+	_, log := logDir(t)
+	h.rt.add("c1", log, running, true)
+	h.rt.setReopenErr(&cri.Error{Op: "ReopenContainerLog", ID: "c1", Kind: cri.NotFound, Err: errors.New("no such container")})
+	if err := h.m.RotateOnce(context.Background()); err != nil {
+		t.Fatalf("RotateOnce = %v, want nil: the container is gone", err)
+	}
 	if got := h.rt.reopenCalls(); !slices.Equal(got, []string{"c1"}) {
 		t.Errorf("ReopenContainerLog calls = %q, want [c1]", got)
 	}
