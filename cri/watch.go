@@ -27,12 +27,16 @@ const (
 	unimplementedRetry = 5 * time.Minute
 )
 
+// DefaultEventedRelistPeriod is WatchOptions.EventedRelistPeriod's default.
+const DefaultEventedRelistPeriod = 30 * time.Second
+
 // WatchOptions configures a Watcher.
 type WatchOptions struct {
 	// RelistPeriod is the interval of full relists when the runtime serves no events, and the
 	// Watcher's tick (default 1s).
 	RelistPeriod time.Duration
-	// EventedRelistPeriod is the interval of safety relists while events work (default 30s).
+	// EventedRelistPeriod is the interval of safety relists while events work (default
+	// DefaultEventedRelistPeriod).
 	EventedRelistPeriod time.Duration
 	// Clock drives ticks and backoff (default the real clock).
 	Clock clock.WithTicker
@@ -110,7 +114,7 @@ func NewWatcher(c *Client, opts WatchOptions) *Watcher {
 		opts.RelistPeriod = time.Second
 	}
 	if opts.EventedRelistPeriod <= 0 {
-		opts.EventedRelistPeriod = 30 * time.Second
+		opts.EventedRelistPeriod = DefaultEventedRelistPeriod
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}

@@ -21,7 +21,7 @@ import (
 // which changes when views arrive, not what they show.
 
 // relistPeriod is cri.WatchOptions.EventedRelistPeriod's default.
-const relistPeriod = 30 * time.Second
+const relistPeriod = cri.DefaultEventedRelistPeriod
 
 // eventDelay is how long after a runtime change its pod is listed.
 const eventDelay = 5 * time.Millisecond

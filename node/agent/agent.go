@@ -400,7 +400,7 @@ func (a *Agent) start(ctx context.Context) error {
 	}()
 	go func() {
 		defer a.wg.Done()
-		w := cri.NewWatcher(cfg.runtime, cri.WatchOptions{RelistPeriod: cfg.relistPeriod, Logger: log.Named("watch"), Initial: views,
+		w := cri.NewWatcher(cfg.runtime, cri.WatchOptions{RelistPeriod: cfg.relistPeriod, EventedRelistPeriod: cfg.eventedRelist, Logger: log.Named("watch"), Initial: views,
 			Subscription: events, Relisted: km.Relisted, Epochs: epochs})
 		w.Run(runCtx, func(v *cri.PodView) { a.system.Root.Send(a.sup, actors.Observed(v.UID, v)) })
 	}()

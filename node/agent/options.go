@@ -50,6 +50,7 @@ type settings struct {
 	podConfig        podspec.Options
 	hostIP           string
 	relistPeriod     time.Duration
+	eventedRelist    time.Duration
 	removedRetention time.Duration
 	volumeRefresh    time.Duration
 	stopTimeout      time.Duration
@@ -188,6 +189,14 @@ func WithHostIP(ip string) Option { return func(s *settings) { s.hostIP = ip } }
 // WithRelistPeriod is how often the runtime is listed in full besides its
 // container events (default cri.WatchOptions' own).
 func WithRelistPeriod(d time.Duration) Option { return func(s *settings) { s.relistPeriod = d } }
+
+// WithEventedRelistPeriod is how often the runtime is listed in full while
+// it serves container events: the safety net for an event lost (default
+// cri.DefaultEventedRelistPeriod). The upstream kubelet's generic PLEG
+// lists every 300s beside its Evented PLEG.
+func WithEventedRelistPeriod(d time.Duration) Option {
+	return func(s *settings) { s.eventedRelist = d }
+}
 
 // WithRemovedRetention is how long the journal keeps a removed pod's final
 // snapshot (for `actorlet journal`) before the running node's compaction,

@@ -20,6 +20,7 @@ import (
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
+	"github.com/actorlet/actorlet/cri"
 	"github.com/actorlet/actorlet/node/eviction"
 	"github.com/actorlet/actorlet/node/imagegc"
 	"github.com/actorlet/actorlet/node/kubeletconfig"
@@ -37,6 +38,7 @@ type ownFlags struct {
 	backoffInitial      time.Duration
 	backoffMax          time.Duration
 	relistPeriod        time.Duration
+	eventedRelistPeriod time.Duration
 	simPodCIDR          string
 	simLatency          string
 	logMonitorInterval  time.Duration
@@ -66,6 +68,7 @@ func (o *ownFlags) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.backoffInitial, "crashloop-backoff-initial", 10*time.Second, "delay before the second restart of a crashing container (then doubling)")
 	fs.DurationVar(&o.backoffMax, "crashloop-backoff-max", kubeletconfig.DefaultMaxContainerRestartPeriod, "the longest crash-loop back-off (crashLoopBackOff.maxContainerRestartPeriod)")
 	fs.DurationVar(&o.relistPeriod, "relist-period", time.Second, "how often the runtime is listed when it does not serve container events")
+	fs.DurationVar(&o.eventedRelistPeriod, "evented-relist-period", cri.DefaultEventedRelistPeriod, "how often the runtime is listed in full while it serves container events (the safety net for an event lost)")
 	fs.StringVar(&o.simPodCIDR, "sim-pod-cidr", "10.88.0.0/16", "with sim://: the CIDR pod IPs come from")
 	fs.StringVar(&o.simLatency, "sim-latency", "", "with sim://: per-RPC latency, e.g. RunPodSandbox=50ms,PullImage=200ms")
 	fs.DurationVar(&o.logMonitorInterval, "container-log-monitor-interval", logrotate.DefaultMonitorInterval, "how often container logs are checked for rotation (containerLogMonitorInterval)")
@@ -157,6 +160,9 @@ func resolve(parsed *kubeletconfig.Parsed, own *ownFlags, p kubeletconfig.Profil
 	}
 	if own.backoffInitial <= 0 || maxRestartPeriod(kc) < own.backoffInitial {
 		return nil, fmt.Errorf("crash-loop back-off %s..%s is not a valid range", own.backoffInitial, maxRestartPeriod(kc))
+	}
+	if own.relistPeriod <= 0 || own.eventedRelistPeriod <= 0 {
+		return nil, fmt.Errorf("--relist-period %s, --evented-relist-period %s: both must be positive", own.relistPeriod, own.eventedRelistPeriod)
 	}
 	if parsed.Node.MaxPerPodContainerCount < 0 {
 		return nil, fmt.Errorf("--maximum-dead-containers-per-container %d must not be negative", parsed.Node.MaxPerPodContainerCount)

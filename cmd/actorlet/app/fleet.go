@@ -41,6 +41,7 @@ type fleetFlags struct {
 	maxPods       int32
 	cpu, memory   string
 	statusUpdate  time.Duration
+	eventedRelist time.Duration
 	leaseSeconds  int32
 	apiQPS        int32
 	apiBurst      int32
@@ -56,6 +57,15 @@ const (
 	journalDisk   = "disk"
 	journalMemory = "memory"
 )
+
+// defaultFleetEventedRelist is how often each node lists its simulated
+// runtime in full beside its container events: the upstream kubelet's
+// period for its generic PLEG when the Evented PLEG is on (300s), where a
+// single node's default is cri.DefaultEventedRelistPeriod. Each listing
+// goes over all of the node's pods: at 30s a fleet of 1,000 nodes made 33
+// of them a second, 8 % of its CPU in a 30 s profile of a steady state of
+// 70,000 pods (2026-12-08).
+const defaultFleetEventedRelist = 5 * time.Minute
 
 // maxFleetNodes is how many nodes get a /24 of pod IPs from 10.64.0.0/10.
 const maxFleetNodes = 1 << 14
@@ -93,6 +103,7 @@ empty runtimes. See README, "Fleet".`,
 	fs.StringVar(&f.cpu, "cpu", "", "CPU capacity of each node, a quantity (default: the host's)")
 	fs.StringVar(&f.memory, "memory", "", "memory capacity of each node, a quantity (default: the host's)")
 	fs.DurationVar(&f.statusUpdate, "node-status-update-frequency", kubeletconfig.DefaultNodeStatusUpdateFrequency, "how often each node's status is computed and sent when it changed")
+	fs.DurationVar(&f.eventedRelist, "evented-relist-period", defaultFleetEventedRelist, "how often each node's runtime is listed in full beside its container events (the safety net for an event lost)")
 	fs.Int32Var(&f.leaseSeconds, "node-lease-duration-seconds", kubeletconfig.DefaultNodeLeaseDurationSeconds, "duration of each node's Lease, renewed every quarter of it")
 	fs.Int32Var(&f.apiQPS, "kube-api-qps", kubeletconfig.DefaultKubeAPIQPS, "API requests per second of each node")
 	fs.Int32Var(&f.apiBurst, "kube-api-burst", kubeletconfig.DefaultKubeAPIBurst, "API request burst of each node")
@@ -199,6 +210,7 @@ func (f *fleetFlags) nodeArgs(i int, root string) []string {
 		"--eviction-hard", "none",
 		"--max-pods", strconv.Itoa(int(f.maxPods)),
 		"--node-status-update-frequency", f.statusUpdate.String(),
+		"--evented-relist-period", f.eventedRelist.String(),
 		"--node-lease-duration-seconds", strconv.Itoa(int(f.leaseSeconds)),
 		"--kube-api-qps", strconv.Itoa(int(f.apiQPS)), "--kube-api-burst", strconv.Itoa(int(f.apiBurst)),
 		"--shutdown-grace-period", f.shutdownGrace.String(),

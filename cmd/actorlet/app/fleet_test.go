@@ -13,10 +13,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/actorlet/actorlet/node/kubeletconfig"
 )
 
 func runFleetCommand(t *testing.T, args ...string) error {
@@ -50,12 +53,34 @@ func TestFleetBadFlags(t *testing.T) {
 		{[]string{"--kubeconfig", kc, "--nodes", "2", "--name-prefix", "Bad_"}, "not valid"},
 		{[]string{"--kubeconfig", kc, "--nodes", "2", "--root-dir", t.TempDir(), "--node-labels", "bad label=1"}, "invalid node labels"},
 		{[]string{"--kubeconfig", kc, "--nodes", "2", "--root-dir", t.TempDir(), "--register-with-taints", "a=b:Sometimes"}, "--register-with-taints"},
+		{[]string{"--kubeconfig", kc, "--nodes", "2", "--root-dir", t.TempDir(), "--evented-relist-period", "0s"}, "--evented-relist-period 0s"},
 		{[]string{"--kubeconfig", kc, "--nodes", "2", "--root-dir", t.TempDir()}, "--kubeconfig " + kc},
 	} {
 		err := runFleetCommand(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("fleet %v: %v, want an error naming %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestFleetNodesRelistAtTheFleetPeriod: a fleet's nodes list their
+// runtimes in full beside the events every 300s unless told otherwise,
+// where actorlet run's node does it every 30s.
+func TestFleetNodesRelistAtTheFleetPeriod(t *testing.T) {
+	if got := newFleetCommand().Flags().Lookup("evented-relist-period").DefValue; got != "5m0s" {
+		t.Errorf("fleet --evented-relist-period defaults to %s, want 5m0s", got)
+	}
+	for _, nc := range twoNodeConfigs(t) {
+		if got := nc.own.eventedRelistPeriod; got != 5*time.Minute {
+			t.Errorf("node %s lists every %s beside its events, want 5m0s", nc.nodeName, got)
+		}
+	}
+	nc, err := resolveArgs(t, kubeletconfig.RunProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nc.own.eventedRelistPeriod; got != 30*time.Second {
+		t.Errorf("actorlet run lists every %s beside the events, want 30s", got)
 	}
 }
 

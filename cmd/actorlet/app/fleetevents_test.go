@@ -21,13 +21,12 @@ import (
 	"github.com/actorlet/actorlet/node/eventhub"
 )
 
-// writeKubeconfig writes an admin kubeconfig of the server at url.
 // twoNodeConfigs is the configuration of a fleet of two nodes (fleet-0,
 // fleet-1) with the flags' defaults, rooted in a test directory.
 func twoNodeConfigs(t *testing.T) []*nodeConfig {
 	t.Helper()
 	f := &fleetFlags{nodes: 2, namePrefix: "fleet-", rootDir: t.TempDir(), journal: journalDisk, maxPods: 110,
-		statusUpdate: 10e9, leaseSeconds: 40, apiQPS: 50, apiBurst: 100, shutdownGrace: 10e9, log: logOptions{level: "info", format: "json"}}
+		statusUpdate: 10e9, eventedRelist: defaultFleetEventedRelist, leaseSeconds: 40, apiQPS: 50, apiBurst: 100, shutdownGrace: 10e9, log: logOptions{level: "info", format: "json"}}
 	ncs, err := f.nodeConfigs(f.rootDir)
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +34,7 @@ func twoNodeConfigs(t *testing.T) []*nodeConfig {
 	return ncs
 }
 
+// writeKubeconfig writes an admin kubeconfig of the server at url.
 func writeKubeconfig(t *testing.T, url string) string {
 	t.Helper()
 	kc := filepath.Join(t.TempDir(), "kubeconfig")

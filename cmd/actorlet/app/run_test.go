@@ -94,6 +94,8 @@ func TestResolveRejectsBadValues(t *testing.T) {
 		{[]string{"--node-ip", "node-a"}, "--node-ip"},
 		{[]string{"--cluster-dns", "10.96.0.10,kube-dns"}, "--cluster-dns"},
 		{[]string{"--root-dir", ""}, "--root-dir"},
+		{[]string{"--relist-period", "-1s"}, "--relist-period -1s"},
+		{[]string{"--evented-relist-period", "0s"}, "--evented-relist-period 0s"},
 		{[]string{"--config", "/nonexistent/kubelet.yaml"}, "/nonexistent/kubelet.yaml"},
 		{[]string{"--max-pods=-5"}, "maxPods (--max-pods) -5 must not be a negative number"},
 		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
