@@ -239,9 +239,10 @@ func (a *nodeActor) event(reason, msg string) {
 // period. With Config.Nodes it reads that cache instead, as stale at
 // worst as the watch cache: a fleet's 1,000 nodes' reads were 100 GETs a
 // second, 41 MB of the 304 MB it allocated in 40 s of a steady state, for
-// Nodes its informer holds already. A Node the cache does not hold (not seen yet, or deleted),
-// or holds with another UID (ours registered again since, or replaced), is
-// read with the GET: only the API server says that ours is gone.
+// Nodes its informer holds already. A Node the cache does not hold (not
+// seen yet, or deleted), or holds with another UID (ours registered again
+// since, or replaced), is read with the GET: only the API server says that
+// ours is gone.
 func (a *nodeActor) check() error {
 	if a.cfg.Nodes != nil {
 		node, err := a.cfg.Nodes.Get(a.cfg.NodeName)
